@@ -1,0 +1,94 @@
+# The book's commands. Each target does its own setup: a fresh machine needs only Python 3.11+
+# and the package registries.
+#
+#   make book       install, execute every notebook (book profile), build _build/html
+#   make test       install, run the whole test suite (unit, notebooks + nbval, book build, browser)
+#   make bench      vectorised runner against a plain loop over runs
+#   make reproduce  every chapter at its paper profile -> results/paper/ (CHAPTER=name for one)
+#   make serve      serve the built book on http://127.0.0.1:8000
+#   make lock       re-resolve requirements.lock and environment.yml from pyproject.toml
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PIP_VERSION := 26.3
+PORT ?= 8000
+CHAPTER ?= all
+# pytest workers for the notebook tests (2 cores here)
+JOBS ?= 2
+
+export PYTHONHASHSEED := 0
+export MPLBACKEND := Agg
+
+.PHONY: help setup book test test-unit test-notebooks test-book bench reproduce report serve lock clean
+
+help:
+	@sed -n '2,12p' Makefile
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version' 
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet "pip==$(PIP_VERSION)"
+	$(PY) -m pip install --quiet --no-deps -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+# The jupyter-cache used by `execute_notebooks: cache` keys on a notebook's code cells only, so a
+# change in the library would not re-execute the notebooks that use it: clear the cache whenever
+# the library's sources or the lock file change.
+LIBHASH = $(shell cat causalbandits_lib/*.py causalbandits_lib/*/*.py requirements.lock notebooks/*/parameters.yml 2>/dev/null | sha256sum | cut -c1-16)
+
+book: $(STAMP)
+	@mkdir -p _build
+	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then \
+	  echo "library or lock changed since the last build: clearing the execution cache"; \
+	  rm -rf _build/.jupyter_cache; fi
+	$(BIN)/jupyter-book build . --warningiserror --keep-going --builder html
+	@echo "$(LIBHASH)" > _build/.libhash
+	@echo "The book is at $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	$(MAKE) --no-print-directory test-unit test-notebooks test-book
+
+test-unit: $(STAMP)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -m "not notebooks and not book" tests
+
+test-notebooks: $(STAMP)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -m notebooks tests
+
+test-book: $(STAMP)
+	$(PY) -m pytest -m book tests
+
+bench: $(STAMP)
+	$(PY) -m benchmarks --out _build/bench.json
+
+reproduce: $(STAMP)
+	$(BIN)/causalbandits run $(CHAPTER) --profile paper --out _build/reproduce --record-dir results/paper --no-progress
+	$(BIN)/causalbandits report
+
+report: $(STAMP)
+	$(BIN)/causalbandits report
+
+serve: $(STAMP)
+	@test -f _build/html/index.html || { echo "no built book: run make book first"; exit 1; }
+	@echo "serving http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
+	$(PY) -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
+
+lock:
+	rm -rf _build/lockenv
+	$(PYTHON) -m venv _build/lockenv
+	_build/lockenv/bin/python -m pip install --quiet "pip==$(PIP_VERSION)" "setuptools>=77" wheel
+	_build/lockenv/bin/python -m pip install --quiet ".[book,test]"
+	_build/lockenv/bin/python tools/write_lock.py _build/lockenv/bin/python
+
+clean:
+	rm -rf _build

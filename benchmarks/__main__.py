@@ -1,0 +1,66 @@
+"""``python -m benchmarks [--only NAME] [--out FILE]``: run every case of benchmarks/bench_*.py."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+from causalbandits_lib.records import atomic_write_text, package_versions
+
+from .harness import run_case
+
+
+def discover():
+    folder = Path(__file__).parent
+    cases = []
+    for path in sorted(folder.glob("bench_*.py")):
+        module = importlib.import_module(f"benchmarks.{path.stem}")
+        cases.extend(module.CASES)
+    return cases
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--only", help="run only cases whose name contains this text")
+    parser.add_argument("--out", default="_build/bench.json", help="JSON file for the results [%(default)s]")
+    parser.add_argument("--repeat", type=int, default=3, help="timing repetitions (best is kept) [%(default)s]")
+    args = parser.parse_args(argv)
+    cases = [c for c in discover() if not args.only or args.only in c.name]
+    if not cases:
+        print(f"no benchmark case matches {args.only!r}", file=sys.stderr)
+        return 2
+    print(f"{'case':34s} {'runs':>5s} {'T':>7s} {'vectorised steps/s':>19s} {'loop steps/s':>13s} {'ratio':>7s}  identical")
+    results, failures = [], []
+    for case in cases:
+        rows = run_case(case, repeat=args.repeat)
+        for r in rows:
+            print(
+                f"{r['case']:34s} {r['n_runs']:5d} {r['T']:7d} {r['vectorised_steps_per_second']:19,.0f} "
+                f"{r['loop_steps_per_second']:13,.0f} {r['ratio']:7.1f}  yes"
+            )
+        results.extend(rows)
+        if case.target_ratio is not None:
+            top = rows[-1]
+            ok = top["ratio"] >= case.target_ratio
+            print(f"  target: >= {case.target_ratio:g}x at {top['n_runs']} runs: {'met' if ok else 'NOT MET'} ({top['ratio']:.1f}x)")
+            if not ok:
+                failures.append(case.name)
+    payload = {
+        "results": results,
+        "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
+        "versions": package_versions(),
+        "failures": failures,
+    }
+    out = Path(args.out)
+    atomic_write_text(out, json.dumps(payload, indent=1) + "\n")
+    print(f"results written to {out}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
