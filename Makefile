@@ -24,7 +24,6 @@ CHAPTER ?= all
 JOBS ?= 2
 
 export PYTHONHASHSEED := 0
-export MPLBACKEND := Agg
 
 .PHONY: help setup book test test-unit test-notebooks test-book bench reproduce report serve lock clean
 

@@ -132,13 +132,26 @@ class Executed:
 
 def _ipc_kernel_manager():
     """A kernel manager that talks to the kernel over local IPC sockets instead of loopback TCP
-    (private to the user, and ipykernel does not warn about unencrypted TCP)."""
+    (private to the user, and ipykernel does not warn about unencrypted TCP). The sockets live in
+    a fresh temporary folder per kernel, so parallel executions cannot pick the same socket."""
+    import shutil
+    import tempfile
+
     from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
+            self._socket_dir = tempfile.mkdtemp(prefix="causalbandits-kernel-")
             kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", os.path.join(self._socket_dir, "k"))
             super().__init__(**kwargs)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            if not restart:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+
+        cleanup_resources = _async_cleanup_resources
 
     return IPCKernelManager
 

@@ -357,6 +357,19 @@ class PaperResults:
             )
         _display_markdown(head + "\n\n" + claims_markdown(rec["claims"]))
 
+    def plot(self, ax, name: str, label: str | None = None, **kw):
+        """Draw a stored curve (mean over runs with its 5-95% band) on ``ax``."""
+        from .plotting import band_from_summary
+
+        return band_from_summary(ax, self.curve(name), label or name, **kw)
+
+    def metric(self, name: str):
+        """A stored metric."""
+        try:
+            return self.record["metrics"][name]
+        except KeyError:
+            raise KeyError(f"the paper-scale record has no metric {name!r}; it has {sorted(self.record['metrics'])}") from None
+
     def curve(self, name: str) -> dict[str, list]:
         """A stored curve (``t``, ``mean``, ``sd``, ``q05``, ``q95``)."""
         try:
