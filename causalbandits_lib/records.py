@@ -105,6 +105,9 @@ def atomic_write_text(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a record is an ordinary file
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
@@ -197,13 +200,21 @@ def platform_info() -> dict[str, Any]:
     return {"system": platform.system(), "machine": platform.machine(), "cpus": os.cpu_count(), "python": sys.version.split()[0]}
 
 
+#: Library modules that only run, store or display things; a change in them cannot change a
+#: measurement, so they are left out of the fingerprint that flags results as stale.
+INFRASTRUCTURE_MODULES = frozenset(
+    f"causalbandits_lib.{m}" for m in ("cli", "execution", "notebook", "params", "paths", "plotting", "records", "report")
+)
+
+
 def library_fingerprint(module_names: Iterable[str] | None = None) -> dict[str, Any]:
     """SHA-256 of the source of the library modules that ran.
 
     Parameters
     ----------
     module_names : iterable of str, optional
-        Dotted module names; default: every ``causalbandits_lib`` module imported so far.
+        Dotted module names; default: every ``causalbandits_lib`` module imported so far, except
+        :data:`INFRASTRUCTURE_MODULES`.
 
     Returns
     -------
@@ -211,7 +222,11 @@ def library_fingerprint(module_names: Iterable[str] | None = None) -> dict[str, 
         ``{"modules": {name: sha256}, "source_hash": sha256 over all of them}``.
     """
     if module_names is None:
-        module_names = [m for m in sys.modules if m == "causalbandits_lib" or m.startswith("causalbandits_lib.")]
+        module_names = [
+            m
+            for m in sys.modules
+            if (m == "causalbandits_lib" or m.startswith("causalbandits_lib.")) and m not in INFRASTRUCTURE_MODULES
+        ]
     hashes = {}
     for name in sorted(set(module_names)):
         mod = sys.modules.get(name)

@@ -83,7 +83,8 @@ def test_session_validates_and_writes_a_record(record_dir):
     assert path == record_dir / "primer" / "01_bandits_and_regret.json"
     assert rec["parameters"]["seed"] == 3 and rec["metrics"] == {"a.b": 1.5}
     assert rec["claims"][0]["verdict"] == "reproduced"
-    assert "causalbandits_lib.notebook" in rec["library"]["modules"]
+    assert "causalbandits_lib.runner" in rec["library"]["modules"]  # imported by the session
+    assert "causalbandits_lib.notebook" not in rec["library"]["modules"]  # infrastructure only
     assert rec["versions"]["numpy"] == np.__version__
 
 
@@ -108,3 +109,14 @@ def test_claim_ids_must_belong_to_the_chapter(record_dir):
     nb.claim("primer.x.y", "s", claims.check_at_most(1, 2))
     with pytest.raises(ValueError, match="twice"):
         nb.claim("primer.x.y", "s", claims.check_at_most(1, 2))
+
+
+def test_paper_results_flag_a_changed_library(record_dir):
+    from causalbandits_lib.notebook import PaperResults
+
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    rec = records.load_record(nb.finish(show=False))
+    assert not PaperResults(rec, record_dir).stale
+    rec["library"]["modules"]["causalbandits_lib.runner"] = "0" * 64
+    stale = PaperResults(rec, record_dir)
+    assert stale.stale and stale.changed_modules() == ["causalbandits_lib.runner"]
