@@ -35,7 +35,6 @@ from . import paths
 from .claims import VERDICTS, Claim, Verdict, claims_markdown, format_value
 from .params import NotebookSpec, ParameterError, load_chapter
 from .records import (
-    current_fingerprint,
     git_info,
     library_fingerprint,
     load_record,
@@ -329,10 +328,10 @@ class PaperResults:
     @property
     def stale(self) -> bool:
         """True if any library module the record ran has different source now."""
-        lib = self.record["library"]
-        return current_fingerprint(lib["modules"]) != lib["source_hash"]
+        return bool(self.changed_modules())
 
     def changed_modules(self) -> list[str]:
+        """Library modules whose source differs from the code that produced the record."""
         now = library_fingerprint(self.record["library"]["modules"])["modules"]
         return sorted(m for m, h in self.record["library"]["modules"].items() if now.get(m) != h)
 

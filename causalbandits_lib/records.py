@@ -242,11 +242,6 @@ def library_fingerprint(module_names: Iterable[str] | None = None) -> dict[str, 
     return {"modules": hashes, "source_hash": total}
 
 
-def current_fingerprint(modules: Iterable[str]) -> str:
-    """The ``source_hash`` the given modules have now (to detect a library changed since a record)."""
-    return library_fingerprint(modules)["source_hash"]
-
-
 # ---------------------------------------------------------------------------- curves
 def curve_points(T: int, n_points: int = 200) -> np.ndarray:
     """About ``n_points`` distinct, log-spaced round numbers in ``1..T`` (always including ``T``)."""
