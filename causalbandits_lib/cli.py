@@ -77,17 +77,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- report
 def cmd_report(args: argparse.Namespace) -> int:
     from .execution import chapters
-    from .report import render_reproducibility, write_reproducibility
+    from .report import SUMMARY_NAME, render_reproducibility, render_summary, write_reproducibility
 
     results = Path(args.results) if args.results else paths.paper_results_dir()
     page = Path(args.page) if args.page else paths.book_root() / "book" / "reproducibility.md"
     if args.check:
-        expected = render_reproducibility(chapters(), results, page.parent)
-        actual = page.read_text(encoding="utf-8") if page.is_file() else ""
-        if expected != actual:
-            _err(f"{page} is out of date with the records in {results}; run `causalbandits report`")
-            return EXIT_FAILED
-        print(f"{page} matches the records in {results}")
+        all_chapters = chapters()
+        summary = page.parent / SUMMARY_NAME
+        for path, expected in ((page, render_reproducibility(all_chapters, results, page.parent)), (summary, render_summary(all_chapters, results))):
+            actual = path.read_text(encoding="utf-8") if path.is_file() else ""
+            if expected != actual:
+                _err(f"{path} is out of date with the records in {results}; run `causalbandits report`")
+                return EXIT_FAILED
+        print(f"{page} and {summary.name} match the records in {results}")
         return 0
     path = write_reproducibility(chapters(), results, page)
     print(f"wrote {path}")
