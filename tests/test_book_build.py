@@ -7,6 +7,7 @@ without executing every notebook a third time in CI. ``make book`` executes them
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,11 @@ def stage_book() -> Path:
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(ROOT / name, BOOK_SRC / name)
     shutil.copytree(ROOT / "book", BOOK_SRC / "book")
+    # The notebooks are staged as executed .ipynb copies; point the reproducibility page's claim
+    # links (written against the .md sources) at them.
+    page = BOOK_SRC / "book" / "reproducibility.md"
+    if page.is_file():
+        page.write_text(re.sub(r"(\(\.\./notebooks/[^)#]+)\.md#", r"\1.ipynb#", page.read_text()))
     for spec in all_notebooks():
         src = executed_copy(spec)
         if not src.is_file():  # the notebook tests did not run in this session: execute now
