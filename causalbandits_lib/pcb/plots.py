@@ -49,12 +49,12 @@ def draw_cell_intervals(ax, truth: np.ndarray, intervals: Mapping[str, tuple], p
     idx = np.arange(1, 17)
     k = max(len(intervals), 1)
     offsets = np.linspace(-0.25, 0.25, k) if k > 1 else np.zeros(1)
-    for off, (label, (lo, hi)) in zip(offsets, intervals.items()):
+    for j, (off, (label, (lo, hi))) in enumerate(zip(offsets, intervals.items())):
         lo, hi = np.ravel(lo), np.ravel(hi)
         mid = (lo + hi) / 2
-        ax.errorbar(idx + off, mid, yerr=[mid - lo, hi - mid], fmt="none", capsize=3, lw=1.6, label=label)
-    for (label, vals), marker in zip((points or {}).items(), ("s", "^", "D", "v")):
-        ax.plot(idx, np.ravel(vals), marker, ms=5, ls="none", label=label)
+        ax.errorbar(idx + off, mid, yerr=[mid - lo, hi - mid], fmt="none", capsize=3, lw=1.6, color=f"C{j}", label=label)
+    for j, ((label, vals), marker) in enumerate(zip((points or {}).items(), ("s", "^", "D", "v"))):
+        ax.plot(idx, np.ravel(vals), marker, ms=5, ls="none", color=f"C{len(intervals) + j}", label=label)
     ax.hlines(np.ravel(truth), idx - 0.38, idx + 0.38, color="red", lw=2, label="truth $P(Y=1\\mid do(x), c)$")
     ax.set_xticks(idx)
     ax.set_xlabel("cell (Table 1 index $1 + 8x_1 + 4x_2 + 2u_1 + u_2$)")
