@@ -198,7 +198,10 @@ def execute_notebook(
     nb = read_notebook(spec)
     started = time.perf_counter()
     started_wall = time.time()
-    env = {RECORD_DIR_ENV: str(record_dir), paths.ROOT_ENV: str(paths.book_root())}
+    # PYTHONHASHSEED: pgmpy's exact inference orders some contractions by set iteration, so its
+    # results can differ in the last bits between interpreters with different hash seeds; the
+    # kernel gets a fixed one so that re-executions give identical metrics.
+    env = {RECORD_DIR_ENV: str(record_dir), paths.ROOT_ENV: str(paths.book_root()), "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     try:
         with _environment(env):
             papermill.execute_notebook(

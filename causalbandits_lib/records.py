@@ -206,7 +206,14 @@ def package_versions(packages: Iterable[str] = PINNED_PACKAGES) -> dict[str, str
 
 
 def platform_info() -> dict[str, Any]:
-    return {"system": platform.system(), "machine": platform.machine(), "cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    return {
+        "system": platform.system(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        # pgmpy's inference is bit-reproducible only under a fixed hash seed (see scm.DiscreteSCM.query)
+        "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+    }
 
 
 #: Library modules that only run, store or display things; a change in them cannot change a

@@ -380,6 +380,11 @@ class DiscreteSCM:
         Computed by pgmpy's variable elimination on the intervened network (truncated
         factorisation). Returns an array with one axis per requested variable, in the order given,
         over their states in code order.
+
+        pgmpy prunes the network with set operations before contracting, so the order of the
+        floating-point operations, and hence the last bits of the result, depend on Python's hash
+        seed. Results are bit-for-bit reproducible under a fixed ``PYTHONHASHSEED`` (the Makefile
+        and ``causalbandits run`` set it to 0 for every kernel).
         """
         variables = [self._known(v) for v in variables]
         evidence = {self._known(k): v for k, v in (evidence or {}).items()}
