@@ -45,6 +45,12 @@ def _time(fn, repeat: int):
 
 
 def run_case(case: Case, repeat: int = 3) -> list[dict]:
+    """Time ``case``; a case object with its own ``run(repeat)`` method (a chapter whose algorithm
+    is not a round-based bandit, e.g. fixed-budget identification) times itself and returns rows
+    with the same keys."""
+    custom = getattr(case, "run", None)
+    if callable(custom):
+        return custom(repeat)
     rows = []
     for n in case.runs:
         t_vec, vec = _time(lambda: simulate(case.make_env(), case.make_policy(), case.T, case.seed, n_runs=n, metrics=case.metrics), repeat)

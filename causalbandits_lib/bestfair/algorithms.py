@@ -1,0 +1,488 @@
+"""CSR-V1, CSR-V2 (Alg. 1 and 2) and the two-stage baselines (Alg. 4 and 5), vectorised over runs.
+
+All four are phase-based: in phase ``l`` they solve ALLOCATE once for each distinct remaining set,
+pull, estimate every arm's outcome and both fairness gaps with the clipped estimators at
+``ε = 2^{-(l-1)}``, and eliminate arms. The state of every independent run (its remaining set, its
+sample pool as cell counts, its answer) is an array with a leading runs axis; only the multinomial
+draws of a phase loop over runs, each from the run's own generator
+(:class:`~causalbandits_lib.runner.RunStreams`), so run ``i``'s result does not depend on which
+other runs are simulated with it. :func:`identify_loop` is the reference that simulates one run at
+a time; the tests and the benchmark check that it agrees with :func:`identify` bit for bit.
+
+Reconstructed or unstated details (notes §3 and §8), each a field of :class:`AlgorithmConfig`:
+
+- ``n(T) = ⌈log2(10 √T)⌉`` phases and ``τ(l) = T / (l · loḡ n(T))`` pulls in phase ``l`` (A1, A2);
+- the clip level ``2 log(2/ε) M_kj`` with a base-2 logarithm (A5);
+- CSR's elimination rule (Eq. 35/36 margins ``5/2^l`` and ``3/2^l``; A3); when no arm is certified
+  fair the phase eliminates nothing (the paper's "go to next phase", A4);
+- after the last phase CSR returns the best estimate in the last certified-fair set ``F``, or
+  "no fair arm" (:data:`NO_FAIR_ARM`) if ``F`` is empty (A4); the two-stage baseline returns the
+  best estimate among the survivors;
+- the average-cost budget is ``B = 1/√T`` with the cheap arm free (§5), for both stages of the
+  baseline, each of which gets half of the ``T`` pulls;
+- ``Ŷ`` uses only natural pulls and ``ζ̂`` only the forced-``S`` pulls (A8); V2 pools all pulls
+  so far (within a stage for the baseline) but clips with the current phase's ``ε``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..runner import RunStreams
+from .allocation import ALL_BLOCKS, FAIRNESS_BLOCKS, OUTCOME_BLOCK, AllocationLP, n_phases, phase_budgets, round_allocation
+from .estimators import WeightedEstimator
+from .problem import FairArmsProblem
+
+__all__ = [
+    "ALGORITHMS",
+    "ALLOCATION_RULES",
+    "NO_FAIR_ARM",
+    "AlgorithmConfig",
+    "IdentificationResult",
+    "identify",
+    "identify_loop",
+    "draw_counts",
+    "error_rates",
+]
+
+#: The four algorithms of the paper's figures (red, green, blue, purple).
+ALGORITHMS = ("CSR-V1", "CSR-V2", "TS-V1", "TS-V2")
+
+#: How a phase's pulls are allocated (see :class:`AlgorithmConfig`).
+ALLOCATION_RULES = ("maxmin", "split")
+
+#: The answer "no fair arm exists".
+NO_FAIR_ARM = -1
+_UNDECIDED = -2
+
+
+@dataclass(frozen=True)
+class AlgorithmConfig:
+    """The choices the paper leaves open, with the defaults of the implementation notes.
+
+    Attributes
+    ----------
+    phase_rule : str
+        Reading of ``n(T)`` (see :func:`~.allocation.n_phases`).
+    log_base : float
+        Base of the logarithm in the clip level ``2 log(2/ε)``.
+    reward_margin, fairness_margin : float
+        Eliminate ``k`` if ``Ŷ_H > Ŷ_k + reward_margin/2^l``; certify or reject fairness with
+        ``fairness_margin/2^l`` (the paper's 5 and 3).
+    budget : float or None
+        The average-cost budget ``B``; None means ``1/√T`` (the paper's §5 rule).
+    stage_split : float
+        Fraction of ``T`` the two-stage baseline spends on fairness screening (the paper: half).
+    allocation : {"maxmin", "split"}
+        ``"maxmin"``: the paper's ALLOCATE, one max-min LP over every kind of pull the algorithm
+        uses. ``"split"`` (our variant, not the paper's): the phase's pulls are split equally between
+        the kinds of pull used, and each share is allocated by the single-block max-min LP; it keeps
+        one badly conditioned block (a huge ``D``) from starving the others.
+    """
+
+    phase_rule: str = "log2_10sqrtT"
+    log_base: float = 2.0
+    reward_margin: float = 5.0
+    fairness_margin: float = 3.0
+    budget: float | None = None
+    stage_split: float = 0.5
+    allocation: str = "maxmin"
+
+    def __post_init__(self):
+        n_phases(100, self.phase_rule)
+        if not self.log_base > 1:
+            raise ValueError(f"log_base={self.log_base!r} must be > 1")
+        if not (self.reward_margin > 0 and self.fairness_margin > 0):
+            raise ValueError("reward_margin and fairness_margin must be positive")
+        if self.budget is not None and not self.budget >= 0:
+            raise ValueError(f"budget={self.budget!r} must be >= 0 or None")
+        if not 0 < self.stage_split < 1:
+            raise ValueError(f"stage_split={self.stage_split!r} must be in (0, 1)")
+        if self.allocation not in ALLOCATION_RULES:
+            raise ValueError(f"allocation={self.allocation!r}; allowed are {ALLOCATION_RULES}")
+
+    def budget_for(self, T: int) -> float:
+        """``B`` for a total of ``T`` pulls."""
+        return 1.0 / math.sqrt(T) if self.budget is None else float(self.budget)
+
+
+@dataclass
+class IdentificationResult:
+    """What one algorithm did in each of ``n`` runs.
+
+    Attributes
+    ----------
+    chosen : int ndarray, shape (n,)
+        The returned arm, or :data:`NO_FAIR_ARM`.
+    best_arm : int
+        The true best fair arm ``k*`` (``-1`` if none); ``error = chosen != best_arm``.
+    remaining : bool ndarray, shape (n, P + 1, K)
+        The remaining set ``R`` before phase 1 and after each of the ``P`` phases.
+    fair_set : bool ndarray, shape (n, P, K)
+        CSR's certified-fair set ``F(l)`` (empty for the two-stage baseline and after a run ended).
+    allocation : int ndarray, shape (n, P, 3, K)
+        Pulls of each kind of each arm in each phase.
+    estimates : float ndarray, shape (n, P, 3, K)
+        ``Ŷ, ζ̂^{s,s'}, ζ̂^{s',s}`` computed in each phase (NaN where not computed).
+    stage : int ndarray, shape (P,)
+        1 for every CSR phase; 1 (fairness screening) or 2 (SRIS) for the two-stage baseline.
+    finished : int ndarray, shape (n,)
+        The phase after which a run had a single arm left (0 if it ran to the end).
+    """
+
+    algorithm: str
+    T: int
+    tolerance: float
+    seed: int
+    runs: np.ndarray
+    chosen: np.ndarray
+    best_arm: int
+    remaining: np.ndarray
+    fair_set: np.ndarray
+    allocation: np.ndarray
+    estimates: np.ndarray
+    stage: np.ndarray
+    finished: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
+
+    ARRAYS = ("runs", "chosen", "remaining", "fair_set", "allocation", "estimates", "finished")
+
+    @property
+    def error(self) -> np.ndarray:
+        """Per-run error indicator ``chosen != k*`` (a wrong "no fair arm" counts), shape ``(n,)``."""
+        return self.chosen != self.best_arm
+
+    @property
+    def error_rate(self) -> float:
+        return float(self.error.mean())
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.runs)
+
+    def equals(self, other: "IdentificationResult") -> bool:
+        """Bit-for-bit equality of every per-run array (NaN equal to NaN)."""
+        return all(np.array_equal(getattr(self, a), getattr(other, a), equal_nan=getattr(self, a).dtype.kind == "f") for a in self.ARRAYS)
+
+    @staticmethod
+    def concatenate(results: Sequence["IdentificationResult"]) -> "IdentificationResult":
+        first = results[0]
+        arrays = {a: np.concatenate([getattr(r, a) for r in results]) for a in IdentificationResult.ARRAYS}
+        return IdentificationResult(
+            algorithm=first.algorithm,
+            T=first.T,
+            tolerance=first.tolerance,
+            seed=first.seed,
+            best_arm=first.best_arm,
+            stage=first.stage,
+            info={"lp_solves": sum(r.info.get("lp_solves", 0) for r in results)},
+            **arrays,
+        )
+
+
+class _Runs:
+    """Shared machinery of one algorithm execution: pulls, allocation, estimates, histories."""
+
+    def __init__(self, problem, algorithm, T, tolerance, seed, runs, config, lp, estimator, n_total_phases):
+        self.problem = problem
+        self.config = config
+        self.tolerance = tolerance
+        self.lp = lp
+        self.est = estimator
+        self.n = len(runs)
+        K, C = problem.n_arms, problem.n_cells
+        self.K = K
+        streams = RunStreams(seed, runs, prefix=f"bestfair/{algorithm}/T={int(T)}/")
+        self.gens = streams.generators("pulls")
+        self.budget = config.budget_for(T)
+        self.probs = problem.cell_probs
+        self.zero_counts = np.zeros((self.n, 3, K, C), dtype=np.int64)
+        P = n_total_phases
+        self.remaining = np.zeros((self.n, P + 1, K), dtype=bool)
+        self.fair_set = np.zeros((self.n, P, K), dtype=bool)
+        self.allocation = np.zeros((self.n, P, 3, K), dtype=np.int64)
+        self.estimates = np.full((self.n, P, 3, K), np.nan)
+        self.chosen = np.full(self.n, _UNDECIDED, dtype=np.int64)
+        self.finished = np.zeros(self.n, dtype=np.int64)
+        self.solves_before = lp.solves
+
+    def allocate(self, R: np.ndarray, active: np.ndarray, pulls: int, blocks) -> np.ndarray:
+        alloc = np.zeros((self.n, 3, self.K), dtype=np.int64)
+        idx = np.flatnonzero(active)
+        if len(idx) == 0:
+            return alloc
+        uniq, inverse = np.unique(R[idx], axis=0, return_inverse=True)
+        per = np.stack([round_allocation(self.fractions(mask, blocks), pulls) for mask in uniq])
+        alloc[idx] = per[inverse.ravel()]
+        return alloc
+
+    def fractions(self, mask: np.ndarray, blocks) -> np.ndarray:
+        if self.config.allocation == "maxmin" or sum(blocks) == 1:
+            return self.lp.solve(mask, self.budget, blocks)[0]
+        parts = [self.lp.solve(mask, self.budget, tuple(b == c for c in range(3)))[0] for b in range(3) if blocks[b]]
+        return sum(parts) / len(parts)
+
+    def pull(self, active: np.ndarray, alloc: np.ndarray) -> np.ndarray:
+        counts = self.zero_counts.copy()
+        for i in np.flatnonzero(active):
+            nz = alloc[i] > 0
+            counts[i][nz] = self.gens[i].multinomial(alloc[i][nz], self.probs[nz])
+        return counts
+
+    def unfair(self, z: np.ndarray, zr: np.ndarray, phase: int) -> np.ndarray:
+        m, tol = self.config.fairness_margin / 2.0**phase, self.tolerance
+        return (z - m > tol) | (z + m < -tol) | (zr - m > tol) | (zr + m < -tol)
+
+    def certified_fair(self, z: np.ndarray, zr: np.ndarray, phase: int) -> np.ndarray:
+        m, tol = self.config.fairness_margin / 2.0**phase, self.tolerance
+        return (z + m < tol) & (z - m > -tol) & (zr + m < tol) & (zr - m > -tol)
+
+    def result(self, algorithm, T, seed, runs, stage) -> IdentificationResult:
+        return IdentificationResult(
+            algorithm=algorithm,
+            T=int(T),
+            tolerance=float(self.tolerance),
+            seed=int(seed),
+            runs=np.asarray(runs, dtype=np.int64),
+            chosen=self.chosen,
+            best_arm=self.problem.best_fair_arm(self.tolerance),
+            remaining=self.remaining,
+            fair_set=self.fair_set,
+            allocation=self.allocation,
+            estimates=self.estimates,
+            stage=np.asarray(stage, dtype=np.int64),
+            finished=self.finished,
+            info={"lp_solves": self.lp.solves - self.solves_before, "budget": self.budget},
+        )
+
+
+def _csr(problem, T, tolerance, seed, runs, config, cumulative, algorithm, lp, est) -> IdentificationResult:
+    P = n_phases(T, config.phase_rule)
+    taus = phase_budgets(T, P)
+    s = _Runs(problem, algorithm, T, tolerance, seed, runs, config, lp, est, P)
+    n, K = s.n, s.K
+    R = np.ones((n, K), dtype=bool)
+    active = np.ones(n, dtype=bool)
+    pool = s.zero_counts
+    last_F = np.zeros((n, K), dtype=bool)
+    last_Y = np.full((n, K), np.nan)
+    s.remaining[:, 0] = R
+    for l in range(1, P + 1):
+        if active.any():
+            alloc = s.allocate(R, active, int(taus[l - 1]), ALL_BLOCKS)
+            counts = s.pull(active, alloc)
+            pool = pool + counts if cumulative else counts
+            Yh, z, zr = est.estimate_all(pool, l)
+            F = R & s.certified_fair(z, zr, l)
+            with np.errstate(invalid="ignore"):
+                YH = np.where(F, Yh, -np.inf).max(axis=1)
+                elim = (YH[:, None] > Yh + config.reward_margin / 2.0**l) | s.unfair(z, zr, l)
+            update = active & F.any(axis=1)
+            R = np.where(update[:, None], R & ~elim, R)
+            act = active[:, None]
+            last_F = np.where(act, F, last_F)
+            last_Y = np.where(act, Yh, last_Y)
+            s.allocation[:, l - 1] = alloc
+            s.fair_set[:, l - 1] = F & act
+            s.estimates[:, l - 1] = np.where(act[:, None, :], np.stack([Yh, z, zr], axis=1), np.nan)
+            single = active & (R.sum(axis=1) == 1)
+            s.chosen[single] = np.argmax(R[single], axis=1)
+            s.finished[single] = l
+            active = active & ~single
+        s.remaining[:, l] = R
+    undecided = s.chosen == _UNDECIDED
+    has_F = last_F.any(axis=1)
+    best_in_F = np.argmax(np.where(last_F, np.nan_to_num(last_Y, nan=-np.inf), -np.inf), axis=1)
+    s.chosen[undecided & has_F] = best_in_F[undecided & has_F]
+    s.chosen[undecided & ~has_F] = NO_FAIR_ARM
+    return s.result(algorithm, T, seed, runs, np.ones(P))
+
+
+def _two_stage(problem, T, tolerance, seed, runs, config, cumulative, algorithm, lp, est) -> IdentificationResult:
+    T1 = int(round(T * config.stage_split))
+    T2 = int(T) - T1
+    P1, P2 = n_phases(T1, config.phase_rule), n_phases(T2, config.phase_rule)
+    taus1, taus2 = phase_budgets(T1, P1), phase_budgets(T2, P2)
+    s = _Runs(problem, algorithm, T, tolerance, seed, runs, config, lp, est, P1 + P2)
+    n, K = s.n, s.K
+    R = np.ones((n, K), dtype=bool)
+    s.remaining[:, 0] = R
+    # Stage 1: fairness screening; a run stops screening once one arm is left (Alg. 4, "break").
+    pool = s.zero_counts
+    for l in range(1, P1 + 1):
+        active = (R.sum(axis=1) > 1) & (s.chosen == _UNDECIDED)
+        if active.any():
+            alloc = s.allocate(R, active, int(taus1[l - 1]), FAIRNESS_BLOCKS)
+            counts = s.pull(active, alloc)
+            pool = pool + counts if cumulative else counts
+            z = est.estimate(pool, l, "fairness")
+            zr = est.estimate(pool, l, "fairness_reverse")
+            with np.errstate(invalid="ignore"):
+                R = np.where(active[:, None], R & ~s.unfair(z, zr, l), R)
+            act = active[:, None]
+            s.allocation[:, l - 1] = alloc
+            s.estimates[:, l - 1, 1:] = np.where(act[:, None, :], np.stack([z, zr], axis=1), np.nan)
+            empty = active & ~R.any(axis=1)
+            s.chosen[empty] = NO_FAIR_ARM
+            s.finished[empty] = l
+        s.remaining[:, l] = R
+    # Stage 2: successive rejects with importance sampling (Sen et al. 2017) on the survivors.
+    pool = s.zero_counts
+    last_Y = np.full((n, K), np.nan)
+    active = s.chosen == _UNDECIDED
+    for l in range(1, P2 + 1):
+        single = active & (R.sum(axis=1) == 1)
+        s.chosen[single] = np.argmax(R[single], axis=1)
+        s.finished[single] = P1 + l - 1
+        active = active & ~single
+        if active.any():
+            alloc = s.allocate(R, active, int(taus2[l - 1]), OUTCOME_BLOCK)
+            counts = s.pull(active, alloc)
+            pool = pool + counts if cumulative else counts
+            Yh = est.estimate(pool, l, "outcome")
+            with np.errstate(invalid="ignore"):
+                YH = np.where(R, Yh, -np.inf).max(axis=1)
+                elim = YH[:, None] > Yh + config.reward_margin / 2.0**l
+            R = np.where(active[:, None], R & ~elim, R)
+            act = active[:, None]
+            last_Y = np.where(act, Yh, last_Y)
+            s.allocation[:, P1 + l - 1] = alloc
+            s.estimates[:, P1 + l - 1, 0] = np.where(act, Yh, np.nan)
+        s.remaining[:, P1 + l] = R
+    undecided = s.chosen == _UNDECIDED
+    single = undecided & (R.sum(axis=1) == 1)
+    s.finished[single] = P1 + P2
+    best = np.argmax(np.where(R, np.nan_to_num(last_Y, nan=-np.inf), -np.inf), axis=1)
+    s.chosen[undecided] = best[undecided]
+    return s.result(algorithm, T, seed, runs, np.r_[np.ones(P1), 2 * np.ones(P2)])
+
+
+def identify(
+    problem: FairArmsProblem,
+    algorithm: str,
+    T: int,
+    tolerance: float,
+    seed: int,
+    n_runs: int | None = None,
+    runs: Sequence[int] | None = None,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+    estimator: WeightedEstimator | None = None,
+) -> IdentificationResult:
+    """Run one of :data:`ALGORITHMS` with a budget of ``T`` pulls, all runs at once.
+
+    Parameters
+    ----------
+    problem : FairArmsProblem
+    algorithm : {"CSR-V1", "CSR-V2", "TS-V1", "TS-V2"}
+    T : int
+        Total number of pulls (the paper's "budget" on the x axis of its figures).
+    tolerance : float
+        The fairness tolerance ``𝓔``.
+    seed : int
+        Root seed; run ``i`` draws from stream ``bestfair/<algorithm>/T=<T>/pulls`` of run ``i``.
+    n_runs, runs
+        Either the number of runs (indices ``0..n_runs-1``) or explicit run indices.
+    config : AlgorithmConfig, optional
+    lp : AllocationLP, optional
+        Pass one to share its cache of LP solutions across calls (it must belong to ``problem``).
+    estimator : WeightedEstimator, optional
+        Pass one to share its cached weights (its ``log_base`` must match ``config``).
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm={algorithm!r}; allowed are {ALGORITHMS}")
+    if int(T) != T or T < 16:
+        raise ValueError(f"T={T!r} must be an integer >= 16")
+    if not tolerance > 0:
+        raise ValueError(f"tolerance={tolerance!r} must be positive")
+    if (n_runs is None) == (runs is None):
+        raise ValueError("give exactly one of n_runs or runs")
+    if runs is None:
+        if int(n_runs) < 1:
+            raise ValueError(f"n_runs={n_runs!r} must be at least 1")
+        runs = range(int(n_runs))
+    runs = np.asarray(list(runs), dtype=np.int64)
+    config = config or AlgorithmConfig()
+    if lp is None:
+        lp = AllocationLP(problem.allocation_matrices, problem.costs)
+    elif lp.K != problem.n_arms or not np.array_equal(lp.W, problem.allocation_matrices):
+        raise ValueError("the AllocationLP given belongs to another problem")
+    if estimator is None:
+        estimator = WeightedEstimator(problem, config.log_base)
+    elif estimator.problem is not problem or estimator.log_base != config.log_base:
+        raise ValueError("the WeightedEstimator given belongs to another problem or log base")
+    cumulative = algorithm.endswith("V2")
+    run = _csr if algorithm.startswith("CSR") else _two_stage
+    return run(problem, int(T), float(tolerance), int(seed), runs, config, cumulative, algorithm, lp, estimator)
+
+
+def identify_loop(
+    problem: FairArmsProblem,
+    algorithm: str,
+    T: int,
+    tolerance: float,
+    seed: int,
+    n_runs: int,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+    estimator: WeightedEstimator | None = None,
+) -> IdentificationResult:
+    """Reference: the same algorithm one run at a time (identical to :func:`identify`, run for run)."""
+    config = config or AlgorithmConfig()
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    estimator = estimator or WeightedEstimator(problem, config.log_base)
+    return IdentificationResult.concatenate(
+        [identify(problem, algorithm, T, tolerance, seed, runs=[i], config=config, lp=lp, estimator=estimator) for i in range(int(n_runs))]
+    )
+
+
+def draw_counts(problem: FairArmsProblem, allocation: np.ndarray, seed: int, n_runs: int, stream: str = "bestfair/replicates") -> np.ndarray:
+    """Cell counts of a fixed allocation for ``n_runs`` independent replicates.
+
+    Parameters
+    ----------
+    allocation : int ndarray, shape (3, K)
+        Pulls of each kind of each arm.
+
+    Returns
+    -------
+    int ndarray, shape (n_runs, 3, K, C); replicate ``i`` draws from its own stream.
+    """
+    alloc = np.asarray(allocation, dtype=np.int64)
+    if alloc.shape != (3, problem.n_arms) or np.any(alloc < 0):
+        raise ValueError(f"allocation must be non-negative integers with shape (3, {problem.n_arms}); got {alloc.shape}")
+    gens = RunStreams(seed, range(int(n_runs)), prefix=stream + "/").generators("pulls")
+    out = np.zeros((int(n_runs), 3, problem.n_arms, problem.n_cells), dtype=np.int64)
+    nz = alloc > 0
+    for i, g in enumerate(gens):
+        out[i][nz] = g.multinomial(alloc[nz], problem.cell_probs[nz])
+    return out
+
+
+def error_rates(
+    problem: FairArmsProblem,
+    budgets: Sequence[int],
+    tolerance: float,
+    seed: int,
+    n_runs: int,
+    algorithms: Sequence[str] = ALGORITHMS,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-run error indicators of each algorithm at each budget.
+
+    Returns
+    -------
+    dict of algorithm to bool ndarray of shape ``(len(budgets), n_runs)``.
+    """
+    config = config or AlgorithmConfig()
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    est = WeightedEstimator(problem, config.log_base)
+    out = {}
+    for name in algorithms:
+        out[name] = np.stack([identify(problem, name, T, tolerance, seed, n_runs=n_runs, config=config, lp=lp, estimator=est).error for T in budgets])
+    return out

@@ -1,0 +1,254 @@
+"""The phase schedule and the max-min budget allocation (ALLOCATE, Alg. 3 / Alg. 6).
+
+In every phase the algorithms choose fractions ``ν_Y, ν_s, ν_{s'} ∈ R^K_{≥0}`` of the phase's pulls
+for each arm and kind of pull by the linear program
+
+``v*(B, R) = max_ν  min_{k ∈ R} min([A ν_Y]_k, [B ν_s]_k, [C ν_{s'}]_k)``
+``s.t.  Σ_i c_i ν_{Y,i} + a_i ν_{s,i} + b_i ν_{s',i} ≤ B,   Σ_i ν_{Y,i} + ν_{s,i} + ν_{s',i} = 1``
+
+with ``A = 1/M``, ``B = 1/D^{s',s}``, ``C = 1/D^{s,s'}`` (entrywise reciprocals;
+:attr:`FairArmsProblem.allocation_matrices`). By Lemma 8 it maximises the smallest effective sample
+fraction ``Z_k/τ`` or ``O_k/τ`` over the remaining arms. A kind of pull that an algorithm does not
+use (the ``Y`` block in stage 1 of the two-stage baseline, the fairness blocks in its stage 2) is
+fixed to zero and dropped from the ``min``.
+
+The LP is solved with cvxpy (CLARABEL) as a parametrised problem: the remaining set enters through
+a parameter, so each distinct ``(R, B)`` costs one solve and is cached.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import cvxpy as cp
+import numpy as np
+from scipy.optimize import linprog
+
+__all__ = [
+    "PHASE_RULES",
+    "n_phases",
+    "harmonic",
+    "phase_budgets",
+    "round_allocation",
+    "AllocationLP",
+    "linprog_allocation",
+    "ALL_BLOCKS",
+    "FAIRNESS_BLOCKS",
+    "OUTCOME_BLOCK",
+]
+
+#: Kinds of pull an allocation may use, in POOLS order (natural, S=s, S=s').
+ALL_BLOCKS = (True, True, True)
+FAIRNESS_BLOCKS = (False, True, True)
+OUTCOME_BLOCK = (True, False, False)
+
+#: Readings of the garbled ``n(T) = ⌈log 2 log 10 √T⌉`` (notes, A1); the first is our default.
+PHASE_RULES = ("log2_10sqrtT", "log2_sqrtT", "ln2_ln_10sqrtT")
+
+
+def n_phases(T: int, rule: str = "log2_10sqrtT") -> int:
+    """Number of phases ``n(T)``.
+
+    ``"log2_10sqrtT"``: ``⌈log2(10 √T)⌉`` (default; 9 phases at ``T = 1000``, 12 at ``10^5``);
+    ``"log2_sqrtT"``: ``⌈log2 √T⌉``; ``"ln2_ln_10sqrtT"``: ``⌈ln 2 · ln(10 √T)⌉``.
+    """
+    if int(T) != T or T < 2:
+        raise ValueError(f"T={T!r} must be an integer >= 2")
+    if rule == "log2_10sqrtT":
+        n = math.ceil(math.log2(10 * math.sqrt(T)))
+    elif rule == "log2_sqrtT":
+        n = math.ceil(math.log2(math.sqrt(T)))
+    elif rule == "ln2_ln_10sqrtT":
+        n = math.ceil(math.log(2) * math.log(10 * math.sqrt(T)))
+    else:
+        raise ValueError(f"rule={rule!r}; allowed are {PHASE_RULES}")
+    return max(1, n)
+
+
+def harmonic(n: int) -> float:
+    """``loḡ(n) = Σ_{i=1}^n 1/i``."""
+    return float(sum(1.0 / i for i in range(1, int(n) + 1)))
+
+
+def phase_budgets(T: int, n: int) -> np.ndarray:
+    """Pulls per phase, ``τ(l) = T / (l · loḡ(n))`` rounded, the remainder in the last phase so
+    that they sum to exactly ``T`` (notes, A2 and A15). Shape ``(n,)``, int."""
+    if int(n) != n or n < 1:
+        raise ValueError(f"n={n!r} phases must be a positive integer")
+    if int(T) != T or T < n:
+        raise ValueError(f"T={T!r} must be an integer >= the number of phases {n}")
+    h = harmonic(n)
+    tau = np.floor(T / (np.arange(1, n + 1) * h) + 0.5).astype(np.int64)
+    tau[-1] = T - tau[:-1].sum()
+    if tau[-1] < 0:  # cannot happen for n >= 1, kept as a guard
+        raise AssertionError(f"phase budgets {tau} do not sum to T={T}")
+    return tau
+
+
+def round_allocation(nu: np.ndarray, total: int) -> np.ndarray:
+    """Integer pull counts from fractions by the largest-remainder method.
+
+    Parameters
+    ----------
+    nu : ndarray, shape (3, K)
+        Fractions summing to 1 (entries below 1e-9 are treated as 0, the solver's round-off).
+    total : int
+        Pulls in the phase.
+
+    Returns
+    -------
+    int ndarray, shape (3, K), summing to ``total``; ties go to the lowest flat index.
+    """
+    nu = np.asarray(nu, dtype=float)
+    if np.any(~np.isfinite(nu)) or np.any(nu < -1e-6):
+        raise ValueError("allocation fractions must be finite and non-negative")
+    nu = np.where(nu < 1e-9, 0.0, nu)
+    s = nu.sum()
+    if s <= 0:
+        raise ValueError("allocation fractions are all zero")
+    exact = nu / s * int(total)
+    base = np.floor(exact).astype(np.int64)
+    left = int(total) - int(base.sum())
+    if left:
+        order = np.argsort(-(exact - base).ravel(), kind="stable")[:left]
+        base.ravel()[order] += 1
+    return base
+
+
+class AllocationLP:
+    """ALLOCATE as a parametrised cvxpy problem, with a cache keyed by ``(blocks, B, R)``.
+
+    Parameters
+    ----------
+    matrices : ndarray, shape (3, K, K)
+        ``A, B, C`` (e.g. :attr:`FairArmsProblem.allocation_matrices`).
+    costs : ndarray, shape (3, K)
+        Per-sample costs ``c, a, b``.
+    solver : str
+        A cvxpy solver name (default ``"CLARABEL"``).
+    """
+
+    def __init__(self, matrices: np.ndarray, costs: np.ndarray, solver: str = "CLARABEL"):
+        W = np.asarray(matrices, dtype=float)
+        if W.ndim != 3 or W.shape[0] != 3 or W.shape[1] != W.shape[2]:
+            raise ValueError(f"matrices has shape {W.shape}; expected (3, K, K)")
+        if np.any(~np.isfinite(W)) or np.any(W < 0):
+            raise ValueError("allocation matrices must be finite and non-negative")
+        self.K = W.shape[1]
+        costs = np.asarray(costs, dtype=float)
+        if costs.shape != (3, self.K):
+            raise ValueError(f"costs has shape {costs.shape}; expected (3, {self.K})")
+        self.W = W
+        self.costs = costs
+        self.solver = solver
+        self._problems: dict[tuple[bool, ...], tuple] = {}
+        self._cache: dict[tuple, tuple[np.ndarray, float]] = {}
+        self.solves = 0
+
+    def _problem(self, blocks: tuple[bool, ...]):
+        prob = self._problems.get(blocks)
+        if prob is None:
+            K = self.K
+            nu = cp.Variable((3, K), nonneg=True)
+            t = cp.Variable()
+            mask = cp.Parameter(K, nonneg=True)
+            budget = cp.Parameter(nonneg=True)
+            # Rows of arms outside R are relaxed by L, more than any attainable value of t.
+            L = float(self.W.max()) + 1.0
+            cons = [cp.sum(nu) == 1, cp.sum(cp.multiply(self.costs, nu)) <= budget]
+            for b, active in enumerate(blocks):
+                if active:
+                    cons.append(t <= self.W[b] @ nu[b] + L * (1 - mask))
+                else:
+                    cons.append(nu[b] == 0)
+            problem = cp.Problem(cp.Maximize(t), cons)
+            prob = (problem, nu, t, mask, budget)
+            self._problems[blocks] = prob
+        return prob
+
+    def solve(self, remaining: np.ndarray, budget: float, blocks: Sequence[bool] = ALL_BLOCKS) -> tuple[np.ndarray, float]:
+        """Optimal fractions ``ν*`` (shape ``(3, K)``) and the value ``v*(B, R)``.
+
+        Parameters
+        ----------
+        remaining : bool ndarray, shape (K,)
+            The set ``R`` over which the minimum is taken (the fractions range over all arms).
+        budget : float
+            The average-cost budget ``B``.
+        blocks : three bools
+            Which kinds of pull may be used (:data:`ALL_BLOCKS`, :data:`FAIRNESS_BLOCKS`,
+            :data:`OUTCOME_BLOCK`).
+
+        Raises
+        ------
+        ValueError
+            If ``R`` is empty, or the budget admits no allocation (every usable pull costs more
+            than ``B``).
+        """
+        mask = np.asarray(remaining, dtype=bool)
+        if mask.shape != (self.K,) or not mask.any():
+            raise ValueError(f"remaining must be a non-empty boolean mask of shape ({self.K},)")
+        blocks = tuple(bool(b) for b in blocks)
+        if len(blocks) != 3 or not any(blocks):
+            raise ValueError(f"blocks={blocks!r} must be three booleans, at least one True")
+        if not budget >= 0:
+            raise ValueError(f"budget={budget!r} must be >= 0")
+        key = (blocks, float(budget), mask.tobytes())
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        usable = np.array(blocks)[:, None] & np.ones((3, self.K), bool)
+        if self.costs[usable].min() > budget:
+            raise ValueError(f"budget B={budget:g} is below the cheapest usable pull cost {self.costs[usable].min():g}; no allocation is feasible")
+        problem, nu, t, p_mask, p_budget = self._problem(blocks)
+        p_mask.value = mask.astype(float)
+        p_budget.value = float(budget)
+        problem.solve(solver=self.solver)
+        self.solves += 1
+        if problem.status not in ("optimal", "optimal_inaccurate") or nu.value is None:
+            raise RuntimeError(f"the allocation LP ended with status {problem.status!r} (R={np.flatnonzero(mask).tolist()}, B={budget})")
+        frac = np.clip(np.asarray(nu.value, dtype=float), 0.0, None)
+        frac[~np.array(blocks)] = 0.0
+        frac /= frac.sum()
+        value = float(min(np.min(self.W[b][mask] @ frac[b]) for b in range(3) if blocks[b]))
+        frac.setflags(write=False)
+        self._cache[key] = (frac, value)
+        return frac, value
+
+
+def linprog_allocation(
+    matrices: np.ndarray, costs: np.ndarray, remaining: np.ndarray, budget: float, blocks: Sequence[bool] = ALL_BLOCKS
+) -> tuple[np.ndarray, float]:
+    """The same LP with ``scipy.optimize.linprog`` (HiGHS): the reference for :class:`AllocationLP`.
+
+    Variables ``x = [ν_Y, ν_s, ν_{s'}, t]``; maximise ``t`` subject to ``t ≤ [W_b ν_b]_k`` for
+    every ``k ∈ R`` and active block ``b``, the cost row and the sum-to-one row.
+    """
+    W = np.asarray(matrices, dtype=float)
+    K = W.shape[1]
+    mask = np.asarray(remaining, dtype=bool)
+    n = 3 * K + 1
+    c = np.zeros(n)
+    c[-1] = -1.0
+    rows = []
+    for b in range(3):
+        if not blocks[b]:
+            continue
+        for k in np.flatnonzero(mask):
+            row = np.zeros(n)
+            row[b * K : (b + 1) * K] = -W[b, k]
+            row[-1] = 1.0
+            rows.append(row)
+    cost_row = np.zeros(n)
+    cost_row[: 3 * K] = np.asarray(costs, dtype=float).ravel()
+    rows.append(cost_row)
+    b_ub = np.zeros(len(rows))
+    b_ub[-1] = budget
+    a_eq = np.zeros((1, n))
+    a_eq[0, : 3 * K] = 1.0
+    bounds = [(0, None if blocks[b] else 0) for b in range(3) for _ in range(K)] + [(None, None)]
+    res = linprog(c, A_ub=np.array(rows), b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=bounds, method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"linprog failed: {res.message}")
+    return res.x[: 3 * K].reshape(3, K), float(-res.fun)

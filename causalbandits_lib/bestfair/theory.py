@@ -1,0 +1,166 @@
+"""The paper's guarantees as functions: Theorem 1 (error of CSR when a best fair arm exists),
+Theorem 2 (detecting that no arm is fair) and the lemmas they rest on, evaluated exactly.
+
+All logarithms in the phase constants are base 2 (notes, "Conventions"); ``loḡ`` is the harmonic
+number. Main-text Theorem 1 prints ``ρ_k²`` in ``H̄``; Eq. (49) and the proof (Eq. 58) have ``ρ_k³``,
+which is used here (notes, A14).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .algorithms import AlgorithmConfig
+from .allocation import ALL_BLOCKS, AllocationLP, harmonic, n_phases
+from .problem import FORCED_S, FORCED_S_PRIME, NATURAL, FairArmsProblem
+
+__all__ = [
+    "phase_of_gap",
+    "theorem1_constants",
+    "theorem1_bound",
+    "theorem2_constants",
+    "theorem2_bound",
+    "outcome_clip_quantile",
+    "fairness_clip_quantile",
+]
+
+
+def phase_of_gap(gap: np.ndarray, scale: float) -> np.ndarray:
+    """The phase ``l`` with ``scale/2^l < gap ≤ scale/2^{l-1}`` (Eqs. 51, 52): ``⌊log2(scale/gap)⌋ + 1``;
+    ``inf`` where ``gap <= 0``."""
+    gap = np.asarray(gap, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(gap > 0, np.floor(np.log2(scale / np.where(gap > 0, gap, 1.0))) + 1, np.inf)
+    return np.maximum(out, 1.0)
+
+
+def theorem1_constants(problem: FairArmsProblem, tolerance: float, budget: float, lp: AllocationLP | None = None) -> dict[str, Any]:
+    """The problem-dependent constants of Theorem 1 / Theorem 10 (Eqs. 49, 51-55).
+
+    Returns a dict with ``rho`` (``ρ_k``, shape ``(K,)``, ``inf`` for ``k*``), ``rho_star``,
+    ``l0``, ``v`` (``v*(B, R*(k))``), ``H_bar`` and the gaps ``Delta``, ``Delta_s_prime``,
+    ``Delta_s``.
+
+    Raises
+    ------
+    ValueError
+        If no arm is fair (Theorem 1 assumes a best fair arm).
+    """
+    k_star = problem.best_fair_arm(tolerance)
+    if k_star < 0:
+        raise ValueError(f"no arm is {tolerance}-fair; Theorem 1 needs a best fair arm (see theorem2_bound)")
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    mu, z, zr, E = problem.mu, problem.zeta, problem.zeta_reverse, tolerance
+    fair = problem.fair(tolerance)
+    delta = mu[k_star] - mu
+    so = np.where(fair & (delta > 0), phase_of_gap(delta, 10.0), np.inf)
+    f_sp = np.where(np.abs(z) >= E, phase_of_gap(np.abs(z) - E, 6.0), np.inf)
+    f_s = np.where(np.abs(zr) >= E, phase_of_gap(np.abs(zr) - E, 6.0), np.inf)
+    l0 = max(math.log2(5.0 / (E + sign * zeta)) for zeta in (z[k_star], zr[k_star]) for sign in (1.0, -1.0))
+    l0_phase = max(1.0, math.ceil(l0))
+    rho = np.minimum(np.maximum(so, l0_phase), np.minimum(f_sp, f_s))
+    rho[k_star] = np.inf
+    sub = fair & (delta > 0)
+    unfair_sp, unfair_s = np.abs(z) >= E, np.abs(zr) >= E
+    gaps = {
+        "Delta": float(delta[sub].min()) if sub.any() else math.inf,
+        "Delta_s_prime": float(np.minimum(np.abs(z - E), np.abs(z + E))[unfair_sp].min()) if unfair_sp.any() else math.inf,
+        "Delta_s": float(np.minimum(np.abs(zr - E), np.abs(zr + E))[unfair_s].min()) if unfair_s.any() else math.inf,
+    }
+    rho_star = max(math.log2(20.0 / gaps["Delta"]) if math.isfinite(gaps["Delta"]) else 0.0,
+                   *(math.log2(12.0 / gaps[k]) for k in ("Delta_s_prime", "Delta_s") if math.isfinite(gaps[k])))
+    v = np.full(problem.n_arms, np.nan)
+    terms = np.full(problem.n_arms, np.nan)
+    for k in np.flatnonzero(np.isfinite(rho)):
+        members = rho >= rho[k]
+        v[k] = lp.solve(members, budget, ALL_BLOCKS)[1]
+        terms[k] = rho[k] ** 3 / (2.0 ** (-2 * rho[k]) * v[k] ** 2)
+    return {
+        "k_star": k_star,
+        "rho": rho,
+        "rho_star": float(rho_star),
+        "l0": float(l0),
+        "v": v,
+        "H_bar": float(np.nanmax(terms)) if np.isfinite(terms).any() else math.nan,
+        **gaps,
+    }
+
+
+def theorem1_bound(problem: FairArmsProblem, tolerance: float, T: int, config: AlgorithmConfig | None = None, lp: AllocationLP | None = None) -> dict[str, float]:
+    """Theorem 1: ``e(T, B) ≤ 8 K² ρ* exp(−T / (8 H̄ loḡ(n(T))))``.
+
+    Returns the bound (which may exceed 1), its exponent, and ``T_nonvacuous``: the budget at which
+    the bound would reach 1 if ``H̄`` stayed at its value for this ``T`` (``B = 1/√T`` changes it).
+    """
+    config = config or AlgorithmConfig()
+    c = theorem1_constants(problem, tolerance, config.budget_for(T), lp)
+    n = n_phases(T, config.phase_rule)
+    h = harmonic(n)
+    K = problem.n_arms
+    prefactor = 8.0 * K**2 * c["rho_star"]
+    exponent = T / (8.0 * c["H_bar"] * h)
+    return {
+        "bound": float(prefactor * math.exp(-exponent)),
+        "log10_bound": float(math.log10(prefactor) - exponent / math.log(10)),
+        "exponent": float(exponent),
+        "H_bar": c["H_bar"],
+        "rho_star": c["rho_star"],
+        "T_nonvacuous": float(8.0 * c["H_bar"] * h * math.log(prefactor)),
+    }
+
+
+def theorem2_constants(problem: FairArmsProblem, tolerance: float) -> dict[str, float]:
+    """``ξ* = min_k min(||ζ_k^{s,s'}| − 𝓔|, ||ζ_k^{s',s}| − 𝓔|)`` of Theorem 2, after checking that
+    every arm violates the constraint."""
+    if problem.fair(tolerance).any():
+        raise ValueError(f"some arm is {tolerance}-fair; Theorem 2 assumes none is")
+    xi = np.minimum(np.abs(np.abs(problem.zeta) - tolerance), np.abs(np.abs(problem.zeta_reverse) - tolerance))
+    return {"xi_star": float(xi.min())}
+
+
+def theorem2_bound(problem: FairArmsProblem, tolerance: float, T: int, config: AlgorithmConfig | None = None, lp: AllocationLP | None = None) -> dict[str, float]:
+    """Theorem 2: ``P(declare no fair arm) ≥ 1 − 4 K n(T) exp(−ξ*² T v*(B)² / (32 n(T)³ loḡ(n(T))))``
+    with ``v*(B) = v*(B, [K])`` (the LP value can only shrink as ``R`` grows)."""
+    config = config or AlgorithmConfig()
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    xi = theorem2_constants(problem, tolerance)["xi_star"]
+    n = n_phases(T, config.phase_rule)
+    v = lp.solve(np.ones(problem.n_arms, bool), config.budget_for(T), ALL_BLOCKS)[1]
+    exponent = xi**2 * T * v**2 / (32.0 * n**3 * harmonic(n))
+    return {
+        "lower_bound": float(1.0 - 4.0 * problem.n_arms * n * math.exp(-exponent)),
+        "exponent": float(exponent),
+        "xi_star": xi,
+        "v_star": float(v),
+    }
+
+
+def _upper_quantile(values: np.ndarray, probs: np.ndarray, mass: float) -> float:
+    """The smallest ``x`` with ``Σ_{values > x} probs ≤ mass``."""
+    order = np.argsort(values)
+    v, p = values[order], probs[order]
+    tail = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])  # mass strictly above v[i]
+    ok = np.flatnonzero(tail <= mass + 1e-15)
+    return float(v[ok[0]]) if len(ok) else float(v[-1])
+
+
+def outcome_clip_quantile(problem: FairArmsProblem, i: int, j: int, eps: float) -> float:
+    """``η_ij(ε) = min{η : P_i(P_i/P_j > η) ≤ ε/2}`` (Def. 3), exactly."""
+    p = problem.cell_probs[NATURAL, i]
+    keep = p > 0
+    values = np.concatenate([[0.0], problem.ratios[i, j][keep]])
+    return _upper_quantile(values, np.concatenate([[0.0], p[keep]]), eps / 2)
+
+
+def fairness_clip_quantile(problem: FairArmsProblem, i: int, j: int, eps: float, reverse: bool = False) -> float:
+    """``γ_ij^{s,s'}(ε)`` (Def. 4; ``reverse`` gives ``γ^{s',s}``): the smallest ``γ`` with
+    ``P_{i,s}(|w| > γ) + P_{i,s'}(|w| > γ) ≤ ε/2``, ``w = (P_i/P_j)(P_s/P_{s'} − 1)``."""
+    rho = problem.rho_reverse if reverse else problem.rho
+    w = np.abs(problem.ratios[i, j] * (rho - 1.0))
+    p = np.concatenate([problem.cell_probs[FORCED_S, i], problem.cell_probs[FORCED_S_PRIME, i]])
+    values = np.concatenate([w, w])
+    keep = p > 0
+    return _upper_quantile(np.concatenate([[0.0], values[keep]]), np.concatenate([[0.0], p[keep]]), eps / 2)
