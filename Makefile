@@ -25,7 +25,7 @@ JOBS ?= 2
 
 export PYTHONHASHSEED := 0
 
-.PHONY: help setup book test test-unit test-notebooks test-book bench reproduce report serve lock clean
+.PHONY: help setup mathjax book test test-unit test-notebooks test-book bench reproduce report serve lock clean
 
 help:
 	@sed -n '2,12p' Makefile
@@ -41,12 +41,25 @@ $(STAMP): requirements.lock pyproject.toml
 
 setup: $(STAMP)
 
+# MathJax from the npm registry (version pinned by tools/mathjax/package-lock.json), served from the
+# book itself so that formulas render offline.
+MATHJAX := static/mathjax/tex-mml-chtml.js
+$(MATHJAX): tools/mathjax/package.json tools/mathjax/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to fetch MathJax (apt-get install npm)"; exit 1; }
+	cd tools/mathjax && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	rm -rf static/mathjax
+	mkdir -p static
+	cp -r tools/mathjax/node_modules/mathjax/es5 static/mathjax
+	@touch $(MATHJAX)
+
+mathjax: $(MATHJAX)
+
 # The jupyter-cache used by `execute_notebooks: cache` keys on a notebook's code cells only, so a
 # change in the library would not re-execute the notebooks that use it: clear the cache whenever
 # the library's sources or the lock file change.
 LIBHASH = $(shell cat causalbandits_lib/*.py causalbandits_lib/*/*.py requirements.lock notebooks/*/parameters.yml 2>/dev/null | sha256sum | cut -c1-16)
 
-book: $(STAMP)
+book: $(STAMP) $(MATHJAX)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then \
 	  echo "library or lock changed since the last build: clearing the execution cache"; \
@@ -64,7 +77,7 @@ test-unit: $(STAMP)
 test-notebooks: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -m notebooks tests
 
-test-book: $(STAMP)
+test-book: $(STAMP) $(MATHJAX)
 	$(PY) -m pytest -m book tests
 
 bench: $(STAMP)

@@ -77,17 +77,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- report
 def cmd_report(args: argparse.Namespace) -> int:
     from .execution import chapters
-    from .report import render_reproducibility, write_reproducibility
+    from .report import SUMMARY_NAME, render_reproducibility, render_summary, write_reproducibility
 
     results = Path(args.results) if args.results else paths.paper_results_dir()
     page = Path(args.page) if args.page else paths.book_root() / "book" / "reproducibility.md"
     if args.check:
-        expected = render_reproducibility(chapters(), results, page.parent)
-        actual = page.read_text(encoding="utf-8") if page.is_file() else ""
-        if expected != actual:
-            _err(f"{page} is out of date with the records in {results}; run `causalbandits report`")
-            return EXIT_FAILED
-        print(f"{page} matches the records in {results}")
+        all_chapters = chapters()
+        summary = page.parent / SUMMARY_NAME
+        for path, expected in ((page, render_reproducibility(all_chapters, results, page.parent)), (summary, render_summary(all_chapters, results))):
+            actual = path.read_text(encoding="utf-8") if path.is_file() else ""
+            if expected != actual:
+                _err(f"{path} is out of date with the records in {results}; run `causalbandits report`")
+                return EXIT_FAILED
+        print(f"{page} and {summary.name} match the records in {results}")
         return 0
     path = write_reproducibility(chapters(), results, page)
     print(f"wrote {path}")
@@ -163,6 +165,55 @@ def cmd_cite(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- sweep / collect
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .execution import resolve_target
+    from .sweep import expand_grid, run_sweep
+
+    notebooks = resolve_target(args.target)
+    if len(notebooks) != 1:
+        raise ParameterError(f"sweep runs one notebook; {args.target!r} names {len(notebooks)}: give CHAPTER/NOTEBOOK")
+    spec = notebooks[0]
+    points = expand_grid(spec, args.param or [], profile=args.profile)  # validates every point first
+    report = run_sweep(spec, points, Path(args.out), jobs=args.jobs, scheduler=args.scheduler, retries=args.retries)
+    print(
+        f"{len(report.done)} point(s) run, {len(report.skipped)} skipped (already recorded), {len(report.failed)} failed; "
+        f"{report.seconds:.1f} s; records under {Path(args.out).resolve() / spec.chapter / spec.name}"
+    )
+    if report.failed:
+        for pid, err in report.failed.items():
+            _err(f"point {pid} failed: {err.strip().splitlines()[0] if err.strip() else 'unknown error'}")
+        _err("re-run the same command to retry only the missing points")
+        return EXIT_FAILED
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from .records import atomic_write_text
+    from .sweep import collect, plot_metric, table_hash
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a folder of sweep records")
+    table, problems = collect(folder, metrics=args.metric or None)
+    for p in problems:
+        _err(f"skipped a corrupt record: {p}")
+    if table.empty:
+        _err(f"no valid record under {folder}")
+        return EXIT_FAILED
+    csv_text = table.to_csv(index=False, float_format="%.10g", lineterminator="\n")
+    out = Path(args.csv) if args.csv else folder / "collected.csv"
+    atomic_write_text(out, csv_text)
+    print(f"{len(table)} point(s) -> {out}")
+    print(f"table SHA-256 {table_hash(csv_text)} (cite this with the command that made the sweep)")
+    if args.plot:
+        if not args.by:
+            raise ParameterError("--plot METRIC needs --by PARAMETER (the swept parameter on the x axis)")
+        png = plot_metric(table, args.plot, args.by, out.with_suffix(f".{args.plot}.png"))
+        print(f"plot -> {png}")
+    return 1 if problems and args.strict else 0
+
+
 # ---------------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -186,6 +237,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell (default: none)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sweep", help="execute one notebook over a grid of parameters (joblib or Dask)")
+    p.add_argument("target", help="CHAPTER/NOTEBOOK (a unique prefix is enough)")
+    p.add_argument("-p", "--param", action="append", metavar="NAME=V1,V2", help="values to sweep: a,b,c | start:stop[:step] | lists separated by ';'")
+    p.add_argument("--profile", choices=("smoke", "book", "paper"), help="execution profile (default: book)")
+    p.add_argument("--out", default="causalbandits-sweep", help="folder of the sweep's records [%(default)s]")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes [%(default)s]")
+    p.add_argument("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster of --jobs workers")
+    p.add_argument("--retries", type=int, default=2, help="extra attempts for a point whose task failed or whose worker died [%(default)s]")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("collect", help="gather a sweep's records into one table (CSV)")
+    p.add_argument("folder", help="the sweep's --out folder (or any folder of records)")
+    p.add_argument("--metric", action="append", help="metric to include (repeatable; default: every scalar metric)")
+    p.add_argument("--csv", help="output CSV (default: FOLDER/collected.csv)")
+    p.add_argument("--plot", metavar="METRIC", help="also plot METRIC against --by with a band over the other parameters")
+    p.add_argument("--by", metavar="PARAMETER", help="the swept parameter for --plot")
+    p.add_argument("--strict", action="store_true", help="exit 1 if any record was corrupt")
+    p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("report", help="regenerate book/reproducibility.md from the paper-scale records")
     p.add_argument("--results", help="records folder (default: results/paper)")

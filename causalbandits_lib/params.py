@@ -100,8 +100,8 @@ class Parameter:
         parts = []
         if self.choices is not None:
             parts.append("one of " + ", ".join(repr(c) for c in self.choices))
-        lo = f"{self.min:g} <= " if self.min is not None else (f"{self.gt:g} < " if self.gt is not None else "")
-        hi = f" <= {self.max:g}" if self.max is not None else (f" < {self.lt:g}" if self.lt is not None else "")
+        lo = f"{_num(self.min)} <= " if self.min is not None else (f"{_num(self.gt)} < " if self.gt is not None else "")
+        hi = f" <= {_num(self.max)}" if self.max is not None else (f" < {_num(self.lt)}" if self.lt is not None else "")
         if lo or hi:
             parts.append(f"{lo}{self.name if not self.type.startswith('list') else 'x'}{hi}")
         text = noun + (" with " + " and ".join(parts) if parts else "")
@@ -164,6 +164,13 @@ class Parameter:
     def default(self, profile: str) -> Any:
         """The value of this knob in ``profile``."""
         return self.profiles[profile]
+
+
+def _num(x: float) -> str:
+    """A bound as written by a person: integers in full (10000000, not 1e+07)."""
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:g}"
 
 
 def _is_integral_float(value: Any) -> bool:

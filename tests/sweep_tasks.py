@@ -1,0 +1,35 @@
+"""Module-level task functions for tests/test_sweep.py (workers must be able to import them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+
+def seeded_mean(seed: int, n: int = 1000) -> float:
+    """A deterministic function of its seed (stands in for a simulation)."""
+    return float(np.random.default_rng(seed).random(n).mean())
+
+
+def fail_once(marker: str, value: int) -> int:
+    """Raises on the first call (creating ``marker``), succeeds afterwards."""
+    path = Path(marker)
+    if not path.exists():
+        path.write_text("failed once")
+        raise RuntimeError("first attempt fails on purpose")
+    return value
+
+
+def die_once(marker: str, value: int) -> int:
+    """Kills its own worker process on the first call, succeeds afterwards."""
+    path = Path(marker)
+    if not path.exists():
+        path.write_text("died once")
+        os._exit(17)
+    return value
+
+
+def always_fails(value: int) -> int:
+    raise ValueError(f"bad value {value}")
