@@ -99,15 +99,26 @@ class IdentifiedDiscrepancy:
         self.diff = dec.probs[cf[:, s_plus]] - dec.probs[cf[:, s_minus]]
         self.abs_diff = np.abs(self.diff)
 
-    def estimate(self, means: np.ndarray, rad8: np.ndarray, context: np.ndarray, arms: np.ndarray | None = None):
-        """``(Δ̂, radius_paper, radius_diff)``, each ``(n_runs, n_arms)``, or ``(n_runs,)`` for ``arms``."""
+    def estimate(self, means: np.ndarray, rad8: np.ndarray, context: np.ndarray, arms: np.ndarray | None = None, only: str | None = None):
+        """``(Δ̂, radius_paper, radius_diff)``, each ``(n_runs, n_arms)``, or ``(n_runs,)`` for ``arms``.
+
+        ``means`` and ``rad8`` (cell radii ``sqrt(8 log(1/δ)/max(1, N))``) have shape
+        ``(n_runs, n_cells)``; ``context`` and ``arms`` shape ``(n_runs,)``. With ``only`` set to
+        ``"paper"`` or ``"diff"`` the other radius is not computed (returned as None).
+        """
         if arms is None:
-            d, ad, p = self.diff[context], self.abs_diff[context], self.dec.probs[context]
-            m, r = means[:, None, :], rad8[:, None, :]
+            d, m, r = self.diff[context], means[:, None, :], rad8[:, None, :]
+            p = self.dec.probs[context] if only != "diff" else None
+            ad = self.abs_diff[context] if only != "paper" else None
         else:
-            d, ad, p = self.diff[context, arms], self.abs_diff[context, arms], self.dec.probs[context, arms]
-            m, r = means, rad8
-        return np.abs((d * m).sum(axis=-1)), (p * r).sum(axis=-1), (ad * r).sum(axis=-1)
+            d, m, r = self.diff[context, arms], means, rad8
+            p = self.dec.probs[context, arms] if only != "diff" else None
+            ad = self.abs_diff[context, arms] if only != "paper" else None
+        return (
+            np.abs((d * m).sum(axis=-1)),
+            None if p is None else (p * r).sum(axis=-1),
+            None if ad is None else (ad * r).sum(axis=-1),
+        )
 
 
 class BoundedDiscrepancy:
@@ -146,8 +157,9 @@ class BoundedDiscrepancy:
         self._cells = self.probs.argmax(axis=-1) if np.all((dec.probs == 0) | (dec.probs == 1)) else None
         self._own = dec.probs.argmax(axis=-1) if self._cells is not None else None
 
-    def estimate(self, means: np.ndarray, rad8: np.ndarray, context: np.ndarray, arms: np.ndarray | None = None):
-        """``(Δ̂, radius_paper, radius_diff)``, each ``(n_runs, n_arms)``, or ``(n_runs,)`` for ``arms``."""
+    def estimate(self, means: np.ndarray, rad8: np.ndarray, context: np.ndarray, arms: np.ndarray | None = None, only: str | None = None):
+        """``(Δ̂, radius_paper, radius_diff)``, each ``(n_runs, n_arms)``, or ``(n_runs,)`` for ``arms``
+        (shapes as :meth:`IdentifiedDiscrepancy.estimate`; both radii are always computed here)."""
         if self._cells is not None:
             return self._estimate_point_masses(means, rad8, context, arms)
         if arms is None:
@@ -314,7 +326,7 @@ class FairUCB(DecomposedUCB):
         """``UCB_Δ,a(t)`` of Eq. 12 (with ``α_c``) for every arm, shape ``(n_runs, n_arms)``."""
         rad8 = cell_radius(self.stats.counts, log_inv_delta(t, self.delta_power), 8.0, self.clip_radius)
         means = self.cell_means() if means is None else means
-        delta_hat, r_paper, r_diff = self.discrepancy.estimate(means, rad8, context)
+        delta_hat, r_paper, r_diff = self.discrepancy.estimate(means, rad8, context, only=self.fair_radius)
         return delta_hat + self.alpha_c * (r_paper if self.fair_radius == "paper" else r_diff)
 
     def select(self, t: int, context: np.ndarray) -> np.ndarray:
