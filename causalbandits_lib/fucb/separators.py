@@ -111,7 +111,7 @@ def reward_separators(
 ) -> list[tuple[frozenset[str], int]]:
     """Every **W** ⊆ **A** ∪ **X** ∪ **I** that d-separates ``reward`` from ``(A ∪ X) ∖ W``, with its
     domain size, sorted by (domain, number of nodes, names). Exhaustive: for showing the ranking on
-    small graphs (and as the brute-force reference of the tests)."""
+    small graphs (the tests check the search against their own brute force)."""
     g, ax, inter = _roles(graph, reward, arm_nodes, context_nodes, intermediate_nodes)
     cand = sorted(ax | inter)
     out = []
