@@ -168,8 +168,17 @@ def find_records(folder: Path) -> list[Path]:
 
 
 # ---------------------------------------------------------------------------- provenance
+#: Paths whose uncommitted changes do not make a record "dirty": the records and the pages generated
+#: from them are the output of the runs being recorded (``make reproduce`` rewrites them one notebook
+#: at a time), not an input to them.
+GENERATED_PATHS = ("results", "book/reproducibility.md", "book/_reproduction_summary.md")
+
+
 def git_info(root: Path) -> dict[str, Any]:
-    """Commit, dirty flag and commit date of the checkout at ``root`` (``None`` outside git)."""
+    """Commit, dirty flag and commit date of the checkout at ``root`` (``None`` outside git).
+
+    ``dirty`` is true when a tracked file other than :data:`GENERATED_PATHS` has uncommitted changes.
+    """
 
     def git(*args: str) -> str | None:
         try:
@@ -181,7 +190,7 @@ def git_info(root: Path) -> dict[str, Any]:
     commit = git("rev-parse", "HEAD")
     if commit is None:
         return {"commit": None, "dirty": None, "commit_date": None}
-    status = git("status", "--porcelain", "--untracked-files=no")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", *(f":(exclude){p}" for p in GENERATED_PATHS))
     return {"commit": commit, "dirty": bool(status), "commit_date": git("show", "-s", "--format=%cI", "HEAD")}
 
 

@@ -38,8 +38,10 @@ import networkx as nx
 import numpy as np
 
 with warnings.catch_warnings():
-    # pgmpy 1.1 warns about its own deprecated modules on import; nothing here uses them.
+    # pgmpy 1.1 warns about its own deprecated modules on import, and the tqdm.auto it imports warns
+    # inside a notebook kernel without ipywidgets; nothing here uses either.
     warnings.simplefilter("ignore", FutureWarning)
+    warnings.filterwarnings("ignore", message="IProgress not found")
     from pgmpy.factors.discrete import TabularCPD
     from pgmpy.inference import VariableElimination
     from pgmpy.models import DiscreteBayesianNetwork

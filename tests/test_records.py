@@ -120,3 +120,24 @@ def test_paper_results_flag_a_changed_library(record_dir):
     rec["library"]["modules"]["causalbandits_lib.runner"] = "0" * 64
     stale = PaperResults(rec, record_dir)
     assert stale.stale and stale.changed_modules() == ["causalbandits_lib.runner"]
+
+
+def test_dirty_flag_ignores_the_generated_records(tmp_path):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "t")
+    (tmp_path / "results" / "paper").mkdir(parents=True)
+    (tmp_path / "results" / "paper" / "r.json").write_text("{}")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "init")
+    assert records.git_info(tmp_path)["dirty"] is False
+    (tmp_path / "results" / "paper" / "r.json").write_text('{"new": 1}')  # a re-run rewrites its record
+    assert records.git_info(tmp_path)["dirty"] is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert records.git_info(tmp_path)["dirty"] is True
