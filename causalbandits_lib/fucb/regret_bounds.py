@@ -1,0 +1,134 @@
+"""The regret bounds of D-UCB and F-UCB (Huang, Zhang and Wu, AAAI 2022, Theorems 1 and 3),
+as printed and as their own proofs support them.
+
+All logarithms are natural. ``n_cells`` is ``|W|``, the *domain size* of the d-separation set.
+
+Theorem 1 (D-UCB, Eq. 15): with probability at least
+``1 − 2δT|W| − exp(−|W| log³T / (32 log(1/δ)))``,
+``R_T ≤ sqrt(|W| T log T log T) + sqrt(32 |W| T log(1/δ))``.
+The proof applies Azuma's inequality to a martingale with squared increments at most
+``32 log(1/δ)`` at ``ε = sqrt(|W| T) log T``, which gives ``exp(−|W| log²T / (64 log(1/δ)))``, not
+the printed term (``corrected`` below). With ``δ = 1/T²`` the corrected term is
+``exp(−|W| log T / 128)``: about 0.45 for ``|W| = 12`` and ``T = 5000``.
+
+Theorem 3 (F-UCB): with ``δ_E = 4|W|Tδ``, ``α_c = 1`` and ``α_r = 2/(τ − Δ_π0)``, with probability
+at least ``1 − δ_E``,
+``R_T ≤ (2/(τ − Δ_π0) + 1)(2 sqrt(2T|W| log(1/δ_E)) + 4 sqrt(T log(2/δ_E) log(1/δ_E)))``.
+The proof's optimism step needs ``(τ − Δ_π0)(α_r − 1) ≥ 1 + α_c``, which the printed ``α_r``
+violates; the smallest admissible value is ``α_r = 1 + (1 + α_c)/(τ − Δ_π0)``. The proof's
+confidence radius uses ``log(1/δ)`` with ``δ = δ_E/(4|W|T)``, where the statement writes
+``log(1/δ_E)``. The corrected bound makes both repairs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "theorem1_bound",
+    "theorem1_probability",
+    "corollary1_bound",
+    "corollary1_probability",
+    "theorem3_alpha_condition",
+    "theorem3_alpha_r",
+    "theorem3_bound",
+    "VERSIONS",
+]
+
+VERSIONS = ("printed", "corrected")
+
+
+def _check(n_cells, T, **probs):
+    n_cells = np.asarray(n_cells, dtype=float)
+    T = np.asarray(T, dtype=float)
+    if np.any(n_cells < 1):
+        raise ValueError(f"n_cells={n_cells} must be >= 1 (the domain size of W)")
+    if np.any(T < 2):
+        raise ValueError(f"T={T} must be >= 2 (the bounds contain log T)")
+    for name, p in probs.items():
+        p = np.asarray(p, dtype=float)
+        if np.any((p <= 0) | (p >= 1)):
+            raise ValueError(f"{name}={p} must lie strictly between 0 and 1")
+    return n_cells, T
+
+
+def _version(version: str) -> None:
+    if version not in VERSIONS:
+        raise ValueError(f"version={version!r} is not allowed; use one of {VERSIONS}")
+
+
+def theorem1_bound(n_cells, T, delta) -> np.ndarray:
+    """Eq. 15: ``sqrt(|W| T log T log T) + sqrt(32 |W| T log(1/δ))`` (same in both versions)."""
+    n_cells, T = _check(n_cells, T, delta=delta)
+    return np.sqrt(n_cells * T) * np.log(T) + np.sqrt(32.0 * n_cells * T * np.log(1.0 / np.asarray(delta, dtype=float)))
+
+
+def theorem1_probability(n_cells, T, delta, version: str = "printed") -> np.ndarray:
+    """The probability with which Theorem 1 holds: ``1 − 2δT|W| − exp(−|W| log³T/(32 log(1/δ)))``
+    as printed, ``1 − 2δT|W| − exp(−|W| log²T/(64 log(1/δ)))`` as the proof's Azuma step gives.
+    May be negative (then the statement is empty)."""
+    _version(version)
+    n_cells, T = _check(n_cells, T, delta=delta)
+    delta = np.asarray(delta, dtype=float)
+    li = np.log(1.0 / delta)
+    if version == "printed":
+        tail = np.exp(-n_cells * np.log(T) ** 3 / (32.0 * li))
+    else:
+        tail = np.exp(-n_cells * np.log(T) ** 2 / (64.0 * li))
+    return 1.0 - 2.0 * delta * T * n_cells - tail
+
+
+def corollary1_bound(n_cells, T) -> np.ndarray:
+    """Corollary 1 (``δ = 1/T²``): ``16 sqrt(|W| T log T) log T``."""
+    n_cells, T = _check(n_cells, T)
+    return 16.0 * np.sqrt(n_cells * T * np.log(T)) * np.log(T)
+
+
+def corollary1_probability(n_cells, T, version: str = "printed") -> np.ndarray:
+    """Corollary 1's probability: ``1 − 2|W|/T − exp(−|W| log²T/64)`` as printed;
+    ``1 − 2|W|/T − exp(−|W| log T/128)`` from the corrected Theorem 1 at ``δ = 1/T²``."""
+    _version(version)
+    n_cells, T = _check(n_cells, T)
+    tail = np.exp(-n_cells * np.log(T) ** 2 / 64.0) if version == "printed" else np.exp(-n_cells * np.log(T) / 128.0)
+    return 1.0 - 2.0 * n_cells / T - tail
+
+
+def theorem3_alpha_condition(alpha_r, alpha_c, tau, delta0) -> np.ndarray:
+    """``(τ − Δ_π0)(α_r − 1) − (1 + α_c)``: the optimism step of Theorem 3's proof needs it ``>= 0``."""
+    return (np.asarray(tau, dtype=float) - delta0) * (np.asarray(alpha_r, dtype=float) - 1.0) - (1.0 + np.asarray(alpha_c, dtype=float))
+
+
+def theorem3_alpha_r(tau, delta0, alpha_c: float = 1.0, version: str = "printed") -> np.ndarray:
+    """``α_r``: ``2/(τ − Δ_π0)`` as printed; ``1 + (1 + α_c)/(τ − Δ_π0)`` (the smallest value the
+    proof admits) as corrected."""
+    _version(version)
+    gap = np.asarray(tau, dtype=float) - delta0
+    if np.any(gap <= 0):
+        raise ValueError(f"tau={tau} must exceed the safe policy's discrepancy delta0={delta0}")
+    return 2.0 / gap if version == "printed" else 1.0 + (1.0 + alpha_c) / gap
+
+
+def theorem3_bound(n_cells, T, tau, delta0=0.0, delta_E=None, version: str = "printed") -> np.ndarray:
+    """Theorem 3's bound on F-UCB's regret.
+
+    Parameters
+    ----------
+    n_cells : |W|
+    T : horizon (array allowed)
+    tau : fairness threshold
+    delta0 : discrepancy ``Δ_π0`` of the safe policy (``< tau``)
+    delta_E : overall failure probability (default ``1/T²``, as in the paper's Õ statement)
+    version : {"printed", "corrected"}
+        ``printed``: ``(2/(τ−Δ_π0) + 1)(2 sqrt(2T|W| log(1/δ_E)) + 4 sqrt(T log(2/δ_E) log(1/δ_E)))``;
+        ``corrected``: ``(α_r + 1)(2 sqrt(2T|W| log(1/δ)) + 4 sqrt(T log(2/δ_E) log(1/δ)))`` with
+        ``α_r = 1 + 2/(τ − Δ_π0)`` and ``δ = δ_E/(4|W|T)``.
+    """
+    _version(version)
+    n_cells, T = _check(n_cells, T)
+    delta_E = 1.0 / T**2 if delta_E is None else np.asarray(delta_E, dtype=float)
+    _check(n_cells, T, delta_E=delta_E)
+    alpha_r = theorem3_alpha_r(tau, delta0, 1.0, version)
+    li_E = np.log(1.0 / delta_E)
+    li = li_E if version == "printed" else np.log(4.0 * n_cells * T / delta_E)
+    width = 2.0 * np.sqrt(2.0 * T * n_cells * li) + 4.0 * np.sqrt(T * np.log(2.0 / delta_E) * li)
+    return (alpha_r + 1.0) * width
