@@ -28,6 +28,7 @@ from ..runner import RunStreams
 
 __all__ = [
     "ArmsBandit",
+    "PriorArmsBandit",
     "MultiLabelBandit",
     "ContextTableBandit",
     "GaussianContextBandit",
@@ -77,6 +78,31 @@ class ArmsBandit:
         mu = self.means[arms]
         reward = (draw < mu).astype(float) if self.noise == "bernoulli" else mu + self.sd * draw
         return {"reward": reward, "arm_means": self._truth}
+
+
+class PriorArmsBandit:
+    """Gaussian arms whose means are drawn per run from the prior ``N(0, prior_sd²)``: the
+    Bayesian setting of Theorems 3.3.1-3.3.2 (``μ*_a ~ N(0, 1)``, ``r ~ N(μ*_a, 1)``).
+
+    ``arm_means`` differs between runs; the Bayesian regrets are the averages over runs.
+    """
+
+    def __init__(self, n_arms: int, prior_sd: float = 1.0, sd: float = 1.0):
+        if int(n_arms) < 2 or not prior_sd > 0 or not sd > 0:
+            raise ValueError(f"n_arms={n_arms} must be at least 2, prior_sd={prior_sd} and sd={sd} positive")
+        self.n_arms, self.prior_sd, self.sd = int(n_arms), float(prior_sd), float(sd)
+
+    def reset(self, streams: RunStreams) -> None:
+        self.means = self.prior_sd * streams.once("means", (self.n_arms,), "normal")
+        self._noise = streams.per_round("rewards", (self.n_arms,), "normal")
+        self._rows = np.arange(streams.n_runs)[:, None]
+
+    def observe(self, t: int):
+        return None
+
+    def pull(self, t: int, arms: np.ndarray) -> dict[str, np.ndarray]:
+        reward = self.means[self._rows, arms] + self.sd * self._noise.at(t)[self._rows, arms]
+        return {"reward": reward, "arm_means": self.means}
 
 
 class MultiLabelBandit:
@@ -175,23 +201,36 @@ class GaussianContextBandit:
 
     Parameters
     ----------
-    theta : array_like, shape (d,)
+    theta : array_like, shape (d,), or None
+        The parameter; ``None`` draws one per run from ``N(0, prior_sd² I_d)`` (the Bayesian
+        setting of Theorems 4.3.1-4.3.2), which then needs ``dim``.
     n_arms : int
     noise_sd : float
+    dim : int, optional
+    prior_sd : float
     """
 
-    def __init__(self, theta, n_arms: int, noise_sd: float = 1.0):
-        theta = np.asarray(theta, dtype=float)
-        if theta.ndim != 1 or len(theta) < 1:
-            raise ValueError(f"theta must be a 1-d vector, got shape {theta.shape}")
+    def __init__(self, theta, n_arms: int, noise_sd: float = 1.0, dim: int | None = None, prior_sd: float = 1.0):
+        if theta is not None:
+            theta = np.asarray(theta, dtype=float)
+            if theta.ndim != 1 or len(theta) < 1:
+                raise ValueError(f"theta must be a 1-d vector, got shape {theta.shape}")
+            dim = len(theta)
+        elif dim is None or int(dim) < 1 or not prior_sd > 0:
+            raise ValueError(f"without theta, give dim (got {dim}) and a positive prior_sd (got {prior_sd})")
         if int(n_arms) < 2 or not noise_sd > 0:
             raise ValueError(f"n_arms={n_arms} must be at least 2 and noise_sd={noise_sd} positive")
         self.theta = theta
-        self.dim = len(theta)
+        self.dim = int(dim)
+        self.prior_sd = float(prior_sd)
         self.n_arms = int(n_arms)
         self.noise_sd = float(noise_sd)
 
     def reset(self, streams: RunStreams) -> None:
+        if self.theta is None:
+            self.thetas = self.prior_sd * streams.once("theta", (self.dim,), "normal")
+        else:
+            self.thetas = np.broadcast_to(self.theta, (streams.n_runs, self.dim))
         self._x = streams.per_round("contexts", (self.n_arms, self.dim), "normal")
         self._eps = streams.per_round("noise", (), "normal")
         self._rows = np.arange(streams.n_runs)[:, None]
@@ -199,7 +238,7 @@ class GaussianContextBandit:
     def observe(self, t: int) -> np.ndarray:
         x = self._x.at(t)
         self._contexts = x / np.sqrt((x * x).sum(axis=-1, keepdims=True))
-        self._means = (self._contexts * self.theta).sum(axis=-1)
+        self._means = (self._contexts * self.thetas[:, None, :]).sum(axis=-1)
         return self._contexts
 
     def pull(self, t: int, arms: np.ndarray) -> dict[str, np.ndarray]:
@@ -241,7 +280,7 @@ def random_fourier_contexts(features, n_arms: int, dim: int = 50, bandwidth: flo
     n, p = features.shape
     omega = rng.normal(0.0, np.sqrt(2.0 * bandwidth), size=(n_arms, p, dim))
     offset = rng.uniform(0.0, 2.0 * np.pi, size=dim)
-    proj = np.einsum("np,kpd->nkd", features, omega, optimize=True)
+    proj = np.matmul(features[None, :, :], omega).transpose(1, 0, 2)  # (n, K, D): ω_aᵀ x per arm
     return np.sqrt(2.0 / dim) * np.cos(proj + offset)
 
 
@@ -257,4 +296,7 @@ def least_squares_parameter(contexts, targets) -> np.ndarray:
     contexts = np.asarray(contexts, dtype=float)
     X = contexts.reshape(-1, contexts.shape[-1])
     y = np.asarray(targets, dtype=float).reshape(-1)
+    gram = X.T @ X
+    if np.linalg.cond(gram) < 1e10:  # the normal equations are accurate enough and much faster
+        return np.linalg.solve(gram, X.T @ y)
     return np.linalg.lstsq(X, y, rcond=None)[0]
