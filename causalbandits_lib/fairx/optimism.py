@@ -207,7 +207,9 @@ def pgd_exp_scores(c: np.ndarray, lower: np.ndarray, upper: np.ndarray, start: n
     both = np.empty(y.shape[:-1] + (2, y.shape[-1]))
     e, ey = both[..., 0, :], both[..., 1, :]
     g = np.empty_like(y)
+    previous = np.empty_like(y)
     for _ in range(int(steps)):
+        np.copyto(previous, y)
         np.exp(y, out=e)
         np.multiply(e, y, out=ey)
         sums = both.sum(axis=-1)
@@ -219,6 +221,8 @@ def pgd_exp_scores(c: np.ndarray, lower: np.ndarray, upper: np.ndarray, start: n
         y += g
         np.minimum(y, yhi, out=y)
         np.maximum(y, ylo, out=y)
+        if np.array_equal(y, previous):
+            break  # a fixed point of the step map: every further step returns it unchanged
     return y, shift
 
 
