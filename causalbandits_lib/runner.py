@@ -28,6 +28,7 @@ import numpy as np
 
 __all__ = [
     "stream_key",
+    "run_indices",
     "run_seed_sequence",
     "RunStreams",
     "RoundNoise",
@@ -211,7 +212,8 @@ class SimulationResult:
         )
 
 
-def _as_runs(n_runs: int | None, runs: Sequence[int] | None) -> np.ndarray:
+def run_indices(n_runs: int | None, runs: Sequence[int] | None) -> np.ndarray:
+    """The global run indices named by ``n_runs`` (``0..n_runs-1``) or ``runs``, exactly one given."""
     if (n_runs is None) == (runs is None):
         raise ValueError("give exactly one of n_runs (runs 0..n_runs-1) or runs (explicit indices)")
     if runs is None:
@@ -254,7 +256,7 @@ def simulate(
     if int(T) < 1:
         raise ValueError(f"T={T} must be at least 1")
     T = int(T)
-    run_idx = _as_runs(n_runs, runs)
+    run_idx = run_indices(n_runs, runs)
     streams = RunStreams(seed, run_idx)
     env.reset(streams.child("env/"))
     policy.reset(streams.child("policy/"))

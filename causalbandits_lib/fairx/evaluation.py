@@ -24,7 +24,7 @@ import numpy as np
 
 from ..plotting import loglog_slope
 from ..records import curve_points
-from ..runner import RunStreams, SimulationResult
+from ..runner import RunStreams, SimulationResult, run_indices
 from .merit import fairness_regret_per_round, optimal_fair_policy
 
 __all__ = [
@@ -112,16 +112,6 @@ class FairnessRun:
         return second_half_slope(self.t, getattr(self, which)[:, g].mean(axis=0))
 
 
-def _run_indices(n_runs, runs) -> np.ndarray:
-    if (n_runs is None) == (runs is None):
-        raise ValueError("give exactly one of n_runs (runs 0..n_runs-1) or runs (explicit indices)")
-    if runs is None:
-        if int(n_runs) < 1:
-            raise ValueError(f"n_runs={n_runs} must be at least 1")
-        return np.arange(int(n_runs))
-    return np.asarray(list(runs), dtype=np.int64)
-
-
 def checkpoints_for(T: int, n_points: int = 200, second_half: int = 25) -> np.ndarray:
     """Log-spaced rounds (``curve_points``) plus ``second_half`` evenly spaced rounds in
     ``[T/2, T]`` (where the slopes are fitted)."""
@@ -162,7 +152,7 @@ def run_fairness(
     T = int(T)
     if T < 1:
         raise ValueError(f"T={T} must be at least 1")
-    run_idx = _run_indices(n_runs, runs)
+    run_idx = run_indices(n_runs, runs)
     pts = checkpoints_for(T) if checkpoints is None else np.unique(np.asarray(checkpoints, dtype=np.int64))
     if pts.size == 0 or pts[0] < 1 or pts[-1] > T:
         raise ValueError(f"checkpoints must lie in 1..T={T}")
