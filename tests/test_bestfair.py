@@ -371,3 +371,18 @@ def test_benchmark_harness_accepts_self_timing_cases():
 
     rows = run_case(IdentificationCase("t", "loose", "CSR-V1", T=400, runs=(2,)), repeat=1)
     assert rows[0]["identical"] and rows[0]["n_runs"] == 2 and rows[0]["ratio"] > 0
+
+
+@pytest.mark.parametrize("how", [{"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
+def test_budget_curves_are_the_same_on_worker_processes(how, loose):
+    """The budget curves run through sweep.map_tasks: identical results serially (shared LP
+    cache), on joblib workers and on a Dask LocalCluster (fresh LP per task)."""
+    from causalbandits_lib.bestfair.algorithms import budget_curves
+
+    prob, tol = loose.problem, loose.setting.tolerance
+    args = (prob, ["CSR-V2", "TS-V1"], [500, 1500], tol, 4, 6)
+    serial = budget_curves(*args)
+    parallel = budget_curves(*args, **how)
+    for alg in serial:
+        assert [r.T for r in parallel[alg]] == [500, 1500]
+        assert all(a.equals(b) for a, b in zip(serial[alg], parallel[alg]))

@@ -355,3 +355,19 @@ def test_grid_search_picks_the_smallest_validation_fairness_regret():
     for i, b in enumerate(res.best):
         assert b["w0"] == res.points[int(np.argmin(res.fairness[i]))][0]
     assert res.best_arrays()["w0"].shape == (2,)
+
+
+@pytest.mark.parametrize("how", [{"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
+def test_tune_and_test_gives_the_same_numbers_on_worker_processes(how):
+    """The grid search runs through sweep.map_tasks: the same seeds give the same numbers whether
+    the algorithms run in this process, on joblib workers or on a Dask LocalCluster."""
+    from causalbandits_lib.fairx import experiments as ex
+
+    env = ArmsBandit(YEAST_FREQ[:5])
+    grids = {"FairX-UCB": {"w0": [1e-3, 0.1]}, "UCB": {"w0": [1e-3, 0.1]}}
+    args = (["FairX-UCB", "UCB"], ex.MAB_ALGORITHMS, grids, [1.0, 4.0], env, env, 5, None, 300, 2, 400, 2, 3)
+    serial = ex.tune_and_test(*args)
+    parallel = ex.tune_and_test(*args, **how)
+    for name in serial:
+        np.testing.assert_array_equal(serial[name].grid.fairness, parallel[name].grid.fairness)
+        np.testing.assert_array_equal(serial[name].test.final(), parallel[name].test.final())

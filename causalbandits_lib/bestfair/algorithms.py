@@ -47,6 +47,7 @@ __all__ = [
     "identify_loop",
     "draw_counts",
     "error_rates",
+    "budget_curves",
 ]
 
 #: The four algorithms of the paper's figures (red, green, blue, purple).
@@ -486,3 +487,57 @@ def error_rates(
     for name in algorithms:
         out[name] = np.stack([identify(problem, name, T, tolerance, seed, n_runs=n_runs, config=config, lp=lp, estimator=est).error for T in budgets])
     return out
+
+
+def budget_curves(
+    problem: FairArmsProblem,
+    algorithms: Sequence[str],
+    budgets: Sequence[int],
+    tolerance: float,
+    seed: int,
+    n_runs: int,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+    estimator: WeightedEstimator | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+) -> dict[str, list[IdentificationResult]]:
+    """:func:`identify` for every algorithm at every budget: the curves of Figures 3, 5 and 6.
+
+    Each (algorithm, budget) pair is one task of :func:`causalbandits_lib.sweep.map_tasks`, so with
+    ``jobs > 1`` the pairs run on that many worker processes and with ``scheduler`` on a Dask
+    cluster. A pair draws only from its own streams (``seed``, the algorithm and ``T``), and the
+    LP is solved without warm starts, so the results are identical however they are run. In this
+    process (``jobs == 1``) the pairs share ``lp`` and ``estimator`` and their caches.
+
+    Returns
+    -------
+    dict of algorithm to one :class:`IdentificationResult` per budget, in budget order.
+    """
+    from ..sweep import map_tasks
+
+    local = jobs == 1 and not scheduler
+    tasks = [
+        dict(
+            problem=problem,
+            algorithm=alg,
+            T=int(T),
+            tolerance=tolerance,
+            seed=seed,
+            n_runs=n_runs,
+            config=config,
+            lp=lp if local else None,
+            estimator=estimator if local else None,
+        )
+        for alg in algorithms
+        for T in budgets
+    ]
+    outcomes = map_tasks(identify, tasks, jobs=jobs, scheduler=scheduler, retries=1)
+    for task, outcome in zip(tasks, outcomes):
+        if not outcome.ok:
+            raise RuntimeError(f"{task['algorithm']} at T={task['T']} failed: {outcome.error}")
+    out: dict[str, list[IdentificationResult]] = {alg: [] for alg in algorithms}
+    for task, outcome in zip(tasks, outcomes):
+        out[task["algorithm"]].append(outcome.result)
+    return out
+

@@ -175,31 +175,65 @@ def tune_and_test(
     seed: int,
     exposure_at: Sequence[int] = (),
     fixed: Mapping[str, Mapping[str, float]] | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
 ) -> dict[str, Tuned]:
     """Tune every algorithm on the validation environment (smallest mean fairness regret at
     ``T_tune``), then run the chosen hyper-parameters on the test environment.
 
     ``fixed`` gives hyper-parameters for algorithms that are not tuned (no grid search); the
     validation and test runs use different seeds (``seed`` and ``seed + 1``).
+
+    Each algorithm is one task of :func:`causalbandits_lib.sweep.map_tasks`: with ``jobs > 1`` the
+    algorithms run on that many worker processes, with ``scheduler`` on a Dask cluster. A task's
+    numbers depend only on its seeds, so the results are the same however it is run.
     """
-    c_values = np.asarray(c_values, dtype=float)
-    out = {}
-    for name in names:
-        alg = algorithms[name]
+    from ..sweep import map_tasks
 
-        def make(merit, **hp):
-            return alg.make(merit, n_arms, dim, **hp)
+    tasks = [
+        dict(
+            name=name,
+            algorithm=algorithms[name],
+            grid=None if (fixed and name in fixed) else grids[name],
+            fixed_values=(fixed or {}).get(name),
+            c_values=np.asarray(c_values, dtype=float),
+            validation_env=validation_env,
+            test_env=test_env,
+            n_arms=n_arms,
+            dim=dim,
+            T_tune=T_tune,
+            n_tune_runs=n_tune_runs,
+            T=T,
+            n_runs=n_runs,
+            seed=seed,
+            exposure_at=tuple(exposure_at),
+        )
+        for name in names
+    ]
+    outcomes = map_tasks(_tune_and_test_one, tasks, jobs=jobs, scheduler=scheduler, retries=1)
+    failed = [(t["name"], o.error) for t, o in zip(tasks, outcomes) if not o.ok]
+    if failed:
+        raise RuntimeError(f"tuning {failed[0][0]} failed: {failed[0][1]}")
+    return {t["name"]: o.result for t, o in zip(tasks, outcomes)}
 
-        if fixed and name in fixed:
-            grid = None
-            chosen = {k: np.full(len(c_values), float(v)) for k, v in fixed[name].items()}
-        else:
-            grid = grid_search(make, grids[name], c_values, ExpMerit, validation_env, T_tune, n_tune_runs, seed)
-            chosen = grid.best_arrays()
-        merit = ExpMerit(c_values)
-        test = run_fairness(test_env, make(merit, **chosen), merit, T, seed + 1, n_runs=n_runs, exposure_at=exposure_at)
-        out[name] = Tuned(name, c_values, grid, chosen, test)
-    return out
+
+def _tune_and_test_one(
+    name, algorithm, grid, fixed_values, c_values, validation_env, test_env, n_arms, dim, T_tune, n_tune_runs, T, n_runs, seed, exposure_at
+) -> Tuned:
+    """One algorithm of :func:`tune_and_test` (a module-level function, so workers can run it)."""
+
+    def make(merit, **hp):
+        return algorithm.make(merit, n_arms, dim, **hp)
+
+    if grid is None:
+        result = None
+        chosen = {k: np.full(len(c_values), float(v)) for k, v in fixed_values.items()}
+    else:
+        result = grid_search(make, grid, c_values, ExpMerit, validation_env, T_tune, n_tune_runs, seed)
+        chosen = result.best_arrays()
+    merit = ExpMerit(c_values)
+    test = run_fairness(test_env, make(merit, **chosen), merit, T, seed + 1, n_runs=n_runs, exposure_at=exposure_at)
+    return Tuned(name, c_values, result, chosen, test)
 
 
 def record_results(nb, results: Mapping[str, Tuned], prefix: str, c_index: int | None = None, slopes: bool = True) -> dict[str, dict[str, float]]:
