@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..runner import RunStreams
+from ..runner import RunStreams, run_indices
 from .allocation import ALL_BLOCKS, FAIRNESS_BLOCKS, OUTCOME_BLOCK, AllocationLP, n_phases, phase_budgets, round_allocation
 from .estimators import WeightedEstimator
 from .problem import FairArmsProblem
@@ -400,13 +400,7 @@ def identify(
         raise ValueError(f"T={T!r} must be an integer >= 16")
     if not tolerance > 0:
         raise ValueError(f"tolerance={tolerance!r} must be positive")
-    if (n_runs is None) == (runs is None):
-        raise ValueError("give exactly one of n_runs or runs")
-    if runs is None:
-        if int(n_runs) < 1:
-            raise ValueError(f"n_runs={n_runs!r} must be at least 1")
-        runs = range(int(n_runs))
-    runs = np.asarray(list(runs), dtype=np.int64)
+    runs = run_indices(n_runs, runs)
     config = config or AlgorithmConfig()
     if lp is None:
         lp = AllocationLP(problem.allocation_matrices, problem.costs)
@@ -480,13 +474,8 @@ def error_rates(
     -------
     dict of algorithm to bool ndarray of shape ``(len(budgets), n_runs)``.
     """
-    config = config or AlgorithmConfig()
-    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
-    est = WeightedEstimator(problem, config.log_base)
-    out = {}
-    for name in algorithms:
-        out[name] = np.stack([identify(problem, name, T, tolerance, seed, n_runs=n_runs, config=config, lp=lp, estimator=est).error for T in budgets])
-    return out
+    curves = budget_curves(problem, algorithms, budgets, tolerance, seed, n_runs, config=config, lp=lp)
+    return {name: np.stack([r.error for r in results]) for name, results in curves.items()}
 
 
 def budget_curves(
@@ -517,6 +506,10 @@ def budget_curves(
     from ..sweep import map_tasks
 
     local = jobs == 1 and not scheduler
+    if local:  # one LP and one estimator for every pair, so their caches are shared
+        config = config or AlgorithmConfig()
+        lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+        estimator = estimator or WeightedEstimator(problem, config.log_base)
     tasks = [
         dict(
             problem=problem,
