@@ -32,8 +32,9 @@ def stage_book() -> Path:
     shutil.copytree(ROOT / "static", BOOK_SRC / "static")
     for spec in all_notebooks():
         src = executed_copy(spec)
-        if not src.is_file():  # the notebook tests did not run in this session: execute now
-            execute_smoke(spec)
+        source = ROOT / "notebooks" / spec.chapter / f"{spec.name}.md"
+        if not src.is_file() or src.stat().st_mtime < source.stat().st_mtime:
+            execute_smoke(spec)  # not executed by the notebook tests yet, or edited since
         dest = BOOK_SRC / "notebooks" / spec.chapter / f"{spec.name}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, dest)
