@@ -28,8 +28,21 @@ class ExecutionError(RuntimeError):
 
 
 def chapters() -> dict[str, ChapterSpec]:
-    """Every chapter with a ``parameters.yml``."""
-    return load_all(paths.notebooks_dir())
+    """Every chapter with a ``parameters.yml``, in the order of the table of contents (chapters
+    not in it last, alphabetically)."""
+    import yaml
+
+    found = load_all(paths.notebooks_dir())
+    order: list[str] = []
+    toc = paths.book_root() / "_toc.yml"
+    if toc.is_file():
+        for part in (yaml.safe_load(toc.read_text(encoding="utf-8")) or {}).get("parts", []):
+            for entry in part.get("chapters", []):
+                bits = str(entry.get("file", "")).split("/")
+                if len(bits) == 3 and bits[0] == "notebooks" and bits[1] in found and bits[1] not in order:
+                    order.append(bits[1])
+    order += [c for c in found if c not in order]
+    return {c: found[c] for c in order}
 
 
 def resolve_target(target: str, all_chapters: Mapping[str, ChapterSpec] | None = None) -> list[NotebookSpec]:
