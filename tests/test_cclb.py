@@ -413,6 +413,13 @@ def test_proposition3_on_generated_rounds():
     assert np.all(gap <= Th.proposition3_gap_bound(0.14, GEN.slater_margin) + 1e-12)
 
 
+def test_lp_dual_variable_strong_duality_and_slater_bound():
+    rounds = GEN.draw(np.random.default_rng(4), 200)
+    phi, q = Th.lp_dual_variable(rounds.reward, rounds.effect, 0.2)
+    np.testing.assert_allclose(q, mixture_lp_value(rounds.reward, rounds.effect, 0.2), atol=1e-12)
+    assert np.all(phi >= 0) and np.all(phi <= Th.dual_variable_bound(GEN.slater_margin) + 1e-12)
+
+
 def test_history_add_matches_raw_sums():
     h = Hi.BinnedHistory(2, bins=4)
     x = unit_norm_features(raw_features(np.array([1, 0]), np.array([0, 0]), np.array([1, 1]), np.array([[0.3], [-0.9]])))[:, 0]

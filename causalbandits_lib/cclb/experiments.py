@@ -38,6 +38,8 @@ __all__ = [
     "final_values",
     "run_recorded",
     "coverage_gaps",
+    "loss_gap_slice",
+    "compare_optimistic_steps",
     "prefix_equals_independent",
 ]
 
@@ -181,6 +183,60 @@ def coverage_gaps(X: np.ndarray, y: np.ndarray, theta_star, checkpoints: Sequenc
         gap = data.loss(np.broadcast_to(theta_star, (R, len(theta_star)))) - data.loss(theta)
         out[:, j] = gap / beta_squared(t + 1, X.shape[1], S, alpha, beta_denominator)
     return out
+
+
+def loss_gap_slice(X: np.ndarray, y: np.ndarray, S: float, center: np.ndarray, e1: np.ndarray, e2: np.ndarray, extent: float, n_grid: int, chunk: int = 512):
+    """``L_t(theta) - L_t(theta_hat_t)`` on the plane ``theta = center + u e1 + v e2`` for one run's
+    raw data ``X (n, t)``, ``y (t,)`` (a picture of the confidence set ``{gap <= beta_t^2}``).
+
+    Returns
+    -------
+    u : (n_grid,) grid coordinates (the same for ``v``); gap : (n_grid, n_grid) indexed ``[v, u]``;
+    points : (n_grid, n_grid, n); theta_hat : (n,)
+    """
+    data = LogisticData.from_observations(X[None], y[None])
+    theta_hat, _, _, _ = constrained_mle(data, S, max_steps=200, tol=1e-13)
+    u = np.linspace(-extent, extent, n_grid)
+    pts = center[None, None, :] + u[None, :, None] * e1[None, None, :] + u[:, None, None] * e2[None, None, :]
+    flat = pts.reshape(-1, pts.shape[-1])
+    vals = np.concatenate([data.loss(flat[i : i + chunk][None])[0] for i in range(0, len(flat), chunk)])
+    return u, vals.reshape(n_grid, n_grid) - data.loss(theta_hat)[0], pts, theta_hat[0]
+
+
+def compare_optimistic_steps(t: int, ctx, X: np.ndarray, y: np.ndarray, policy, runs: Sequence[int]) -> dict[str, np.ndarray]:
+    """At round ``t`` of a run of ``policy`` (an :class:`OFULogPlus` in a fast mode), compare its
+    optimistic step with the exact conic programs on the raw data (use as the callback of
+    :func:`run_recorded`; the policy is copied, so the run itself is unaffected).
+
+    Returns
+    -------
+    dict over the ``runs`` compared: ``exact`` (r, K) exact optimistic values; ``exact_best`` (r,);
+    ``exact_at_choice`` (r,) the exact value of the fast step's choice; ``fast_at_choice`` (r,) the
+    fast step's value there; ``quadratic`` (r, K) the quadratic model at the MLE.
+    """
+    import copy
+
+    from .optimism import optimistic_quadratic
+    from .confidence import optimistic_exact
+
+    runs = np.asarray(list(runs))
+    pol = copy.deepcopy(policy)
+    data = LogisticData.from_observations(X, y)
+    theta, model, _, _ = constrained_mle(data, pol.S, max_steps=200, tol=1e-13)
+    loss = data.loss(theta)
+    b = float(beta_squared(t + 1, X.shape[1], pol.S, pol.alpha, pol.beta_denominator))
+    exact = np.stack([optimistic_exact(X[r], y[r], float(loss[r]), b, pol.S, ctx.x[r])[0] for r in runs])
+    vals, _ = pol.optimistic_values(t, ctx)
+    choice = np.argmax(np.where(pol.solved, vals, -np.inf), axis=1)[runs]
+    quad, _ = optimistic_quadratic(model, theta, b, pol.S, ctx.x)
+    k = np.arange(len(runs))
+    return {
+        "exact": exact,
+        "exact_best": exact.max(axis=1),
+        "exact_at_choice": exact[k, choice],
+        "fast_at_choice": vals[runs, choice],
+        "quadratic": quad[runs],
+    }
 
 
 def prefix_equals_independent(generator: RoundGenerator, T_short: int, T_long: int, seed: int, reps: int) -> bool:

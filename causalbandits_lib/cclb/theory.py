@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "lp_dual_variable",
     "dual_variable_bound",
     "truncation_for_slater",
     "lemma8_lhs",
@@ -26,6 +27,32 @@ __all__ = [
     "proposition3_gap_bound",
     "proposition4_threshold",
 ]
+
+
+def lp_dual_variable(reward: np.ndarray, effect: np.ndarray, tau: float) -> tuple[np.ndarray, np.ndarray]:
+    """The optimal dual variable of each round's LP (Eq. 8) and the dual optimum.
+
+    The dual function ``q(phi) = max_d [r(d) - phi (|Delta(d)| - tau)]`` is convex and piecewise
+    linear in ``phi >= 0``; its minimum lies at 0 or where two pieces cross,
+    ``phi = (r_i - r_j) / (|Delta_i| - |Delta_j|)``, so we evaluate it at every crossing.
+
+    Parameters
+    ----------
+    reward, effect : (N, K)
+
+    Returns
+    -------
+    phi_star : (N,); q_star : (N,) the dual optimum (equal to the LP value by strong duality)
+    """
+    r = np.asarray(reward, dtype=float)
+    c = np.abs(np.asarray(effect, dtype=float)) - tau
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = (r[:, :, None] - r[:, None, :]) / (c[:, :, None] - c[:, None, :])
+    cand = np.concatenate([np.zeros((len(r), 1)), np.where(np.isfinite(cross) & (cross > 0), cross, 0.0).reshape(len(r), -1)], axis=1)
+    q = np.max(r[:, None, :] - cand[:, :, None] * c[:, None, :], axis=2)  # (N, candidates)
+    best = np.argmin(q, axis=1)
+    rows = np.arange(len(r))
+    return cand[rows, best], q[rows, best]
 
 
 def dual_variable_bound(delta: float) -> float:
