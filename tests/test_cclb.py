@@ -359,6 +359,16 @@ def test_horizon_free_policies_have_prefix_runs():
     assert E.prefix_equals_independent(GEN, 60, 120, 0, 2)
 
 
+def test_paired_order_uses_paired_differences():
+    base = np.array([0.0, 10.0, -5.0, 3.0])
+    assert E.paired_order({"a": base, "b": base + 1.0}, ["a", "b"]).verdict == "reproduced"  # constant shift: se 0
+    assert E.paired_order({"a": base + 1.0, "b": base}, ["a", "b"]).verdict == "not reproduced"
+    noisy = base + np.array([1.0, -1.0, 1.5, -1.4])
+    assert E.paired_order({"a": base, "b": noisy}, ["a", "b"]).verdict == "partly"  # within noise
+    three = E.paired_order({"a": base, "b": base + 1, "c": base}, ["a", "b", "c"])
+    assert three.verdict == "partly"
+
+
 def test_policy_arguments_are_checked():
     with pytest.raises(ValueError, match="optimistic='fast'"):
         OFULogPlus(optimistic="fast")

@@ -40,6 +40,7 @@ __all__ = [
     "coverage_gaps",
     "loss_gap_slice",
     "compare_optimistic_steps",
+    "paired_order",
     "prefix_equals_independent",
 ]
 
@@ -237,6 +238,37 @@ def compare_optimistic_steps(t: int, ctx, X: np.ndarray, y: np.ndarray, policy, 
         "fast_at_choice": vals[runs, choice],
         "quadratic": quad[runs],
     }
+
+
+def paired_order(values: dict[str, np.ndarray], expected: Sequence[str], z: float = 2.0):
+    """Check an ordering ``expected[0] < expected[1] < ...`` of per-run values on common random numbers.
+
+    Each consecutive pair is judged on the paired differences across runs (replication ``i`` of
+    every algorithm faces the same contexts and noise): the pair holds when the mean difference is
+    positive by more than ``z`` standard errors, fails when it is negative by more than ``z``
+    standard errors, and is within noise otherwise (a difference the runs cannot resolve).
+
+    Returns
+    -------
+    Verdict: reproduced if every pair holds; not reproduced if every pair fails; partly otherwise.
+    """
+    from .. import claims
+
+    parts, fails, noise = {}, 0, 0
+    for a, b in zip(expected, expected[1:]):
+        diff = np.asarray(values[b], dtype=float) - np.asarray(values[a], dtype=float)
+        mean = float(diff.mean())
+        se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        held = mean - z * se > 0
+        within = not held and mean + z * se >= 0
+        fails += not held and not within
+        noise += within
+        parts[f"{a} < {b}: mean difference {mean:.4g} ± {se:.2g} (se){' (within noise)' if within else ''}"] = held
+    rule = " < ".join(expected) + f", each pair by more than {z:g} standard errors of the paired differences"
+    verdict = claims.check_all(parts, rule)
+    if verdict.verdict == "not reproduced" and noise:
+        return claims.Verdict("partly", verdict.reason, rule)
+    return verdict
 
 
 def prefix_equals_independent(generator: RoundGenerator, T_short: int, T_long: int, seed: int, reps: int) -> bool:
