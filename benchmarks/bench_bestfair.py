@@ -17,7 +17,7 @@ import numpy as np
 from causalbandits_lib.bestfair import AllocationLP, WeightedEstimator, identify, identify_loop
 from causalbandits_lib.bestfair.synthetic import synthetic_instance
 
-from .harness import _time
+from .harness import _time, timing_row
 
 
 @dataclass
@@ -55,20 +55,7 @@ class IdentificationCase:
             t_loop, ref = _time(lambda: loop(n), 1 if n > 10 else repeat)
             if not vec.equals(ref):
                 raise AssertionError(f"{self.name}: vectorised and looped runs differ at n_runs={n}")
-            steps = self.T * n
-            rows.append(
-                {
-                    "case": self.name,
-                    "n_runs": n,
-                    "T": self.T,
-                    "vectorised_seconds": t_vec,
-                    "loop_seconds": t_loop,
-                    "vectorised_steps_per_second": steps / t_vec,
-                    "loop_steps_per_second": steps / t_loop,
-                    "ratio": t_loop / t_vec,
-                    "identical": True,
-                }
-            )
+            rows.append(timing_row(self.name, n, self.T, t_vec, t_loop))
         return rows
 
 

@@ -58,18 +58,22 @@ def run_case(case: Case, repeat: int = 3) -> list[dict]:
         for m in case.metrics:
             if not np.array_equal(vec[m], loop[m]):
                 raise AssertionError(f"{case.name}: vectorised and looped runs differ in {m!r} at n_runs={n}")
-        steps = case.T * n
-        rows.append(
-            {
-                "case": case.name,
-                "n_runs": n,
-                "T": case.T,
-                "vectorised_seconds": t_vec,
-                "loop_seconds": t_loop,
-                "vectorised_steps_per_second": steps / t_vec,
-                "loop_steps_per_second": steps / t_loop,
-                "ratio": t_loop / t_vec,
-                "identical": True,
-            }
-        )
+        rows.append(timing_row(case.name, n, case.T, t_vec, t_loop))
     return rows
+
+
+def timing_row(name: str, n_runs: int, T: int, t_vec: float, t_loop: float) -> dict:
+    """One output row: timings of ``n_runs`` runs of ``T`` steps, vectorised against the loop, whose
+    results the caller has already found identical."""
+    steps = T * n_runs
+    return {
+        "case": name,
+        "n_runs": n_runs,
+        "T": T,
+        "vectorised_seconds": t_vec,
+        "loop_seconds": t_loop,
+        "vectorised_steps_per_second": steps / t_vec,
+        "loop_steps_per_second": steps / t_loop,
+        "ratio": t_loop / t_vec,
+        "identical": True,
+    }
