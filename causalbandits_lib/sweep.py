@@ -247,6 +247,8 @@ def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            # the scheduler's HTTP routes (/health, /metrics) otherwise try port 8787 first
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
             silence_logs=logging.WARNING,
         )
         client = Client(cluster)
