@@ -257,6 +257,23 @@ def test_exact_optimistic_step_is_feasible_and_optimal(played):
             p = theta_hat[0] + lo * u / np.linalg.norm(u)
             assert cand[k] @ p <= vals[k] + 1e-4
     assert np.allclose(C.optimistic_exact(X[0, :, :0], y[0, :0], 0.0, beta_sq, 5.0, cand)[0], 5.0)  # C_1 is the ball
+    # a solver that cannot run falls back to SCS, which finds the same optimum
+    fallback, _ = C.optimistic_exact(X[0, :, :t], y[0, :t], loss_hat, beta_sq, 5.0, cand, solver="NO_SUCH_SOLVER")
+    assert fallback == pytest.approx(vals, abs=1e-4)
+
+
+def test_exact_optimistic_step_names_the_candidate_when_no_solver_works(played, monkeypatch):
+    import cvxpy as cp
+
+    X, y = played
+
+    def fail(self, *args, **kwargs):
+        raise cp.error.SolverError("broken on purpose")
+
+    monkeypatch.setattr(cp.Problem, "solve", fail)
+    cand = unit_norm_features(np.ones((2, 4)))
+    with pytest.raises(RuntimeError, match=r"no solution for candidate 0 \(CLARABEL: broken on purpose; SCS: broken on purpose\)"):
+        C.optimistic_exact(X[0, :, :30], y[0, :30], 1.0, 1.0, 5.0, cand)
 
 
 def test_fast_optimistic_step_stays_close_to_the_exact_one():
