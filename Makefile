@@ -3,6 +3,7 @@
 #
 #   make book       install, execute every notebook (book profile), build _build/html
 #   make test       install, run the whole test suite (unit, notebooks + nbval, book build, browser)
+#   make lint       ruff: line length, pyflakes, import order (also run by make test)
 #   make bench      vectorised runner against a plain loop over runs
 #   make reproduce  every chapter at its paper profile -> results/paper/ (CHAPTER=name for one)
 #   make serve      serve the built book on http://127.0.0.1:8000
@@ -25,10 +26,10 @@ JOBS ?= 2
 
 export PYTHONHASHSEED := 0
 
-.PHONY: help setup mathjax book test test-unit test-notebooks test-book bench reproduce report serve lock clean
+.PHONY: help setup mathjax book lint test test-unit test-notebooks test-book bench reproduce report serve lock clean
 
 help:
-	@sed -n '2,12p' Makefile
+	@sed -n '2,10p' Makefile
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version' 
@@ -57,7 +58,9 @@ mathjax: $(MATHJAX)
 # The jupyter-cache used by `execute_notebooks: cache` keys on a notebook's code cells only, so a
 # change in the library, the pins, the parameters or the committed paper-scale records (which the
 # notebooks display) would not re-execute the notebooks: clear the cache whenever one changes.
-LIBHASH = $(shell cat causalbandits_lib/*.py causalbandits_lib/*/*.py requirements.lock notebooks/*/parameters.yml results/paper/*/*.json 2>/dev/null | sha256sum | cut -c1-16)
+# Every library file at any depth (tracked or not; caches excluded), sorted so the order is stable.
+LIBFILES = $(shell find causalbandits_lib -type f ! -path '*/__pycache__/*' ! -name '*.pyc' | LC_ALL=C sort)
+LIBHASH = $(shell cat $(LIBFILES) requirements.lock notebooks/*/parameters.yml results/paper/*/*.json 2>/dev/null | sha256sum | cut -c1-16)
 
 book: $(STAMP) $(MATHJAX)
 	@mkdir -p _build
@@ -68,8 +71,12 @@ book: $(STAMP) $(MATHJAX)
 	@echo "$(LIBHASH)" > _build/.libhash
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
 test: $(STAMP)
-	$(MAKE) --no-print-directory test-unit test-notebooks test-book
+	$(MAKE) --no-print-directory lint test-unit test-notebooks test-book
 
 test-unit: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) -m "not notebooks and not book" tests

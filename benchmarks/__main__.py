@@ -10,7 +10,8 @@ import platform
 import sys
 from pathlib import Path
 
-from causalbandits_lib.records import atomic_write_text, package_versions
+from causalbandits_lib.book.provenance import package_versions
+from causalbandits_lib.book.records import atomic_write_text
 
 from .harness import run_case
 
@@ -34,7 +35,10 @@ def main(argv=None) -> int:
     if not cases:
         print(f"no benchmark case matches {args.only!r}", file=sys.stderr)
         return 2
-    print(f"{'case':34s} {'runs':>5s} {'T':>7s} {'vectorised steps/s':>19s} {'loop steps/s':>13s} {'ratio':>7s}  identical")
+    print(
+        f"{'case':34s} {'runs':>5s} {'T':>7s} {'vectorised steps/s':>19s} {'loop steps/s':>13s} {'ratio':>7s}  "
+        "identical"
+    )
     results, failures = [], []
     for case in cases:
         rows = run_case(case, repeat=args.repeat)
@@ -47,7 +51,10 @@ def main(argv=None) -> int:
         if case.target_ratio is not None:
             top = rows[-1]
             ok = top["ratio"] >= case.target_ratio
-            print(f"  target: >= {case.target_ratio:g}x at {top['n_runs']} runs: {'met' if ok else 'NOT MET'} ({top['ratio']:.1f}x)")
+            print(
+                f"  target: >= {case.target_ratio:g}x at {top['n_runs']} runs: {'met' if ok else 'NOT MET'} "
+                f"({top['ratio']:.1f}x)"
+            )
             if not ok:
                 failures.append(case.name)
     payload = {

@@ -44,10 +44,14 @@ class IdentificationCase:
             return shared if self.warm_lp else AllocationLP(problem.allocation_matrices, problem.costs)
 
         def vectorised(n):
-            return identify(problem, self.algorithm, self.T, tol, self.seed, n_runs=n, lp=lp(), estimator=WeightedEstimator(problem))
+            return identify(
+                problem, self.algorithm, self.T, tol, self.seed, n_runs=n, lp=lp(), estimator=WeightedEstimator(problem)
+            )
 
         def loop(n):
-            return identify_loop(problem, self.algorithm, self.T, tol, self.seed, n, lp=lp(), estimator=WeightedEstimator(problem))
+            return identify_loop(
+                problem, self.algorithm, self.T, tol, self.seed, n, lp=lp(), estimator=WeightedEstimator(problem)
+            )
 
         rows = []
         for n in self.runs:

@@ -18,6 +18,13 @@ POLICIES = {
 }
 
 CASES = [
-    Case(name=name, make_env=FairLogisticBandit, make_policy=make, T=T, runs=(1, 10, 40), metrics=("action", "regret", "violation"))
+    Case(
+        name=name,
+        make_env=FairLogisticBandit,
+        make_policy=make,
+        T=T,
+        runs=(1, 10, 40),
+        metrics=("action", "regret", "violation"),
+    )
     for name, make in POLICIES.items()
 ]

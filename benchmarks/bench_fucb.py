@@ -33,7 +33,9 @@ def _audited_fucb():
 
 def _fair_linucb():
     env = _env()
-    return FairLinUCB(linear_features(env.context_codes, env.arm_codes), env.context_codes[:, env.context_nodes.index(SENSITIVE)])
+    return FairLinUCB(
+        linear_features(env.context_codes, env.arm_codes), env.context_codes[:, env.context_nodes.index(SENSITIVE)]
+    )
 
 
 CASES = [

@@ -7,7 +7,7 @@ the per-round regrets and rewards are identical.
 
 import numpy as np
 
-from causalbandits_lib.environments import BernoulliBandit, ContextualBernoulliBandit
+from causalbandits_lib.core.environments import BernoulliBandit, ContextualBernoulliBandit
 from causalbandits_lib.pcb import bandits, estimators, model
 
 from .harness import Case

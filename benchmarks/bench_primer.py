@@ -1,7 +1,7 @@
 """Primer: UCB1 on a 4-armed Bernoulli bandit (the foundation's target: >= 30x at 100 runs)."""
 
-from causalbandits_lib.environments import BernoulliBandit
-from causalbandits_lib.policies import UCB1
+from causalbandits_lib.core.environments import BernoulliBandit
+from causalbandits_lib.core.policies import UCB1
 
 from .harness import Case
 

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from causalbandits_lib.runner import simulate, simulate_loop
+from causalbandits_lib.core.runner import simulate, simulate_loop
 
 
 @dataclass
@@ -53,8 +53,14 @@ def run_case(case: Case, repeat: int = 3) -> list[dict]:
         return custom(repeat)
     rows = []
     for n in case.runs:
-        t_vec, vec = _time(lambda: simulate(case.make_env(), case.make_policy(), case.T, case.seed, n_runs=n, metrics=case.metrics), repeat)
-        t_loop, loop = _time(lambda: simulate_loop(case.make_env, case.make_policy, case.T, case.seed, n, metrics=case.metrics), 1 if n > 10 else repeat)
+        t_vec, vec = _time(
+            lambda: simulate(case.make_env(), case.make_policy(), case.T, case.seed, n_runs=n, metrics=case.metrics),
+            repeat,
+        )
+        t_loop, loop = _time(
+            lambda: simulate_loop(case.make_env, case.make_policy, case.T, case.seed, n, metrics=case.metrics),
+            1 if n > 10 else repeat,
+        )
         for m in case.metrics:
             if not np.array_equal(vec[m], loop[m]):
                 raise AssertionError(f"{case.name}: vectorised and looped runs differ in {m!r} at n_runs={n}")

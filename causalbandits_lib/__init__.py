@@ -1,23 +1,19 @@
-"""Support library of the Causal & Fair Bandits executable book.
+"""Support library of the Causal & Fair Bandits executable book, in three layers.
 
-The core modules are named for what they do:
+- :mod:`causalbandits_lib.core`: the science kernel (structural causal models, graphs, named seed
+  streams, the one simulation loop and its recorders, environments, policies, bounds, curves, the
+  statistical checks behind verdicts, parallel tasks, data sets). It imports no chapter and
+  nothing from ``book``.
+- one package per chapter (``primer``, ``fucb``, ``bestfair``, ``cclb``, ``pcb``, ``fairx``), each
+  with the same anatomy: ``model``, ``algorithms``, ``theory``, ``experiments``, ``figures``,
+  ``registry``, plus what is truly its own. A chapter imports ``core`` only.
+- :mod:`causalbandits_lib.book`: the machinery that runs, stores and shows the book (parameters,
+  the notebook session, claims tables, records and provenance, execution, sweeps, report,
+  plotting, the command line). Nothing above imports it.
 
-- :mod:`~causalbandits_lib.scm`: discrete structural causal models on pgmpy (validation, vectorised
-  sampling, exact observational, interventional and counterfactual queries);
-- :mod:`~causalbandits_lib.graphs`: d-separation, separators and adjustment sets on networkx;
-- :mod:`~causalbandits_lib.runner`: the simulation runner with a leading runs axis and per-run random
-  streams derived from one :class:`numpy.random.SeedSequence`;
-- :mod:`~causalbandits_lib.policies`, :mod:`~causalbandits_lib.environments`,
-  :mod:`~causalbandits_lib.bounds`: generic bandit policies, environments and confidence bounds;
-- :mod:`~causalbandits_lib.params`, :mod:`~causalbandits_lib.notebook`,
-  :mod:`~causalbandits_lib.records`, :mod:`~causalbandits_lib.claims`,
-  :mod:`~causalbandits_lib.report`: parameters and profiles, the per-notebook session, results
-  records, claims with computed verdicts, and the reproducibility table;
-- :mod:`~causalbandits_lib.datasets`, :mod:`~causalbandits_lib.plotting`,
-  :mod:`~causalbandits_lib.execution`, :mod:`~causalbandits_lib.cli`.
-
-Each chapter of the book has one module of its own (``primer``, ``fucb``, ...). Chapter modules use
-the core; the core never imports a chapter.
+Everything outside ``book`` (and outside the chapters' ``figures`` modules) can change a number,
+so a record fingerprints exactly that code. ``ARCHITECTURE.md`` explains the rule and the
+protocols.
 """
 
 __version__ = "0.1.0"

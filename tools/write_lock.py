@@ -18,8 +18,12 @@ SKIP = {"causalbandits-lib", "pip"}
 
 def main() -> None:
     python = sys.argv[1]
-    out = subprocess.run([python, "-m", "pip", "freeze", "--exclude-editable", "--all"], check=True, capture_output=True, text=True).stdout
-    version = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], check=True, capture_output=True, text=True).stdout.strip()
+    out = subprocess.run(
+        [python, "-m", "pip", "freeze", "--exclude-editable", "--all"], check=True, capture_output=True, text=True
+    ).stdout
+    version = subprocess.run(
+        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     pins = []
     for line in out.splitlines():
         line = line.strip()

@@ -5,7 +5,7 @@ pull, estimate every arm's outcome and both fairness gaps with the clipped estim
 ``ε = 2^{-(l-1)}``, and eliminate arms. The state of every independent run (its remaining set, its
 sample pool as cell counts, its answer) is an array with a leading runs axis; only the multinomial
 draws of a phase loop over runs, each from the run's own generator
-(:class:`~causalbandits_lib.runner.RunStreams`), so run ``i``'s result does not depend on which
+(:class:`~causalbandits_lib.core.streams.RunStreams`), so run ``i``'s result does not depend on which
 other runs are simulated with it. :func:`identify_loop` is the reference that simulates one run at
 a time; the tests and the benchmark check that it agrees with :func:`identify` bit for bit.
 
@@ -32,8 +32,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..runner import RunStreams, run_indices
-from .allocation import ALL_BLOCKS, FAIRNESS_BLOCKS, OUTCOME_BLOCK, AllocationLP, n_phases, phase_budgets, round_allocation
+from ..core.streams import RunStreams, run_indices
+from .allocation import (
+    ALL_BLOCKS,
+    FAIRNESS_BLOCKS,
+    OUTCOME_BLOCK,
+    AllocationLP,
+    n_phases,
+    phase_budgets,
+    round_allocation,
+)
 from .estimators import WeightedEstimator
 from .problem import FairArmsProblem
 
@@ -167,7 +175,10 @@ class IdentificationResult:
 
     def equals(self, other: "IdentificationResult") -> bool:
         """Bit-for-bit equality of every per-run array (NaN equal to NaN)."""
-        return all(np.array_equal(getattr(self, a), getattr(other, a), equal_nan=getattr(self, a).dtype.kind == "f") for a in self.ARRAYS)
+        return all(
+            np.array_equal(getattr(self, a), getattr(other, a), equal_nan=getattr(self, a).dtype.kind == "f")
+            for a in self.ARRAYS
+        )
 
     @staticmethod
     def concatenate(results: Sequence["IdentificationResult"]) -> "IdentificationResult":
@@ -431,11 +442,16 @@ def identify_loop(
     lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
     estimator = estimator or WeightedEstimator(problem, config.log_base)
     return IdentificationResult.concatenate(
-        [identify(problem, algorithm, T, tolerance, seed, runs=[i], config=config, lp=lp, estimator=estimator) for i in range(int(n_runs))]
+        [
+            identify(problem, algorithm, T, tolerance, seed, runs=[i], config=config, lp=lp, estimator=estimator)
+            for i in range(int(n_runs))
+        ]
     )
 
 
-def draw_counts(problem: FairArmsProblem, allocation: np.ndarray, seed: int, n_runs: int, stream: str = "bestfair/replicates") -> np.ndarray:
+def draw_counts(
+    problem: FairArmsProblem, allocation: np.ndarray, seed: int, n_runs: int, stream: str = "bestfair/replicates"
+) -> np.ndarray:
     """Cell counts of a fixed allocation for ``n_runs`` independent replicates.
 
     Parameters
@@ -449,7 +465,9 @@ def draw_counts(problem: FairArmsProblem, allocation: np.ndarray, seed: int, n_r
     """
     alloc = np.asarray(allocation, dtype=np.int64)
     if alloc.shape != (3, problem.n_arms) or np.any(alloc < 0):
-        raise ValueError(f"allocation must be non-negative integers with shape (3, {problem.n_arms}); got {alloc.shape}")
+        raise ValueError(
+            f"allocation must be non-negative integers with shape (3, {problem.n_arms}); got {alloc.shape}"
+        )
     gens = RunStreams(seed, range(int(n_runs)), prefix=stream + "/").generators("pulls")
     out = np.zeros((int(n_runs), 3, problem.n_arms, problem.n_cells), dtype=np.int64)
     nz = alloc > 0
@@ -493,7 +511,7 @@ def budget_curves(
 ) -> dict[str, list[IdentificationResult]]:
     """:func:`identify` for every algorithm at every budget: the curves of Figures 3, 5 and 6.
 
-    Each (algorithm, budget) pair is one task of :func:`causalbandits_lib.sweep.map_tasks`, so with
+    Each (algorithm, budget) pair is one task of :func:`causalbandits_lib.core.parallel.map_tasks`, so with
     ``jobs > 1`` the pairs run on that many worker processes and with ``scheduler`` on a Dask
     cluster. A pair draws only from its own streams (``seed``, the algorithm and ``T``), and the
     LP is solved without warm starts, so the results are identical however they are run. In this
@@ -503,7 +521,7 @@ def budget_curves(
     -------
     dict of algorithm to one :class:`IdentificationResult` per budget, in budget order.
     """
-    from ..sweep import map_tasks
+    from ..core.parallel import map_tasks
 
     local = jobs == 1 and not scheduler
     if local:  # one LP and one estimator for every pair, so their caches are shared
@@ -533,4 +551,3 @@ def budget_curves(
     for task, outcome in zip(tasks, outcomes):
         out[task["algorithm"]].append(outcome.result)
     return out
-

@@ -167,7 +167,9 @@ class AllocationLP:
             self._problems[blocks] = prob
         return prob
 
-    def solve(self, remaining: np.ndarray, budget: float, blocks: Sequence[bool] = ALL_BLOCKS) -> tuple[np.ndarray, float]:
+    def solve(
+        self, remaining: np.ndarray, budget: float, blocks: Sequence[bool] = ALL_BLOCKS
+    ) -> tuple[np.ndarray, float]:
         """Optimal fractions ``ν*`` (shape ``(3, K)``) and the value ``v*(B, R)``.
 
         Parameters
@@ -200,14 +202,18 @@ class AllocationLP:
             return hit
         usable = np.array(blocks)[:, None] & np.ones((3, self.K), bool)
         if self.costs[usable].min() > budget:
-            raise ValueError(f"budget B={budget:g} is below the cheapest usable pull cost {self.costs[usable].min():g}; no allocation is feasible")
+            raise ValueError(
+                f"budget B={budget:g} is below the cheapest usable pull cost {self.costs[usable].min():g}; no allocation is feasible"
+            )
         problem, nu, t, p_mask, p_budget = self._problem(blocks)
         p_mask.value = mask.astype(float)
         p_budget.value = float(budget)
         problem.solve(solver=self.solver)
         self.solves += 1
         if problem.status not in ("optimal", "optimal_inaccurate") or nu.value is None:
-            raise RuntimeError(f"the allocation LP ended with status {problem.status!r} (R={np.flatnonzero(mask).tolist()}, B={budget})")
+            raise RuntimeError(
+                f"the allocation LP ended with status {problem.status!r} (R={np.flatnonzero(mask).tolist()}, B={budget})"
+            )
         frac = np.clip(np.asarray(nu.value, dtype=float), 0.0, None)
         frac[~np.array(blocks)] = 0.0
         frac /= frac.sum()

@@ -119,7 +119,9 @@ class WeightedEstimator:
         """
         counts = np.asarray(counts)
         if counts.ndim != 4 or counts.shape[1:3] != (3, self.problem.n_arms) or counts.shape[3] != self.problem.n_cells:
-            raise ValueError(f"counts has shape {counts.shape}; expected (n_runs, 3, {self.problem.n_arms}, {self.problem.n_cells})")
+            raise ValueError(
+                f"counts has shape {counts.shape}; expected (n_runs, 3, {self.problem.n_arms}, {self.problem.n_cells})"
+            )
         pool = counts[:, self._pool_of(which)]  # (R, J, C)
         tau = pool.sum(-1)  # (R, J)
         G = self.weights(which, phase)
@@ -147,7 +149,9 @@ class WeightedEstimator:
         """
         alloc = np.asarray(allocation, dtype=float)
         if alloc.shape != (3, self.problem.n_arms) or np.any(alloc < 0):
-            raise ValueError(f"allocation must be non-negative with shape (3, {self.problem.n_arms}); got {alloc.shape}")
+            raise ValueError(
+                f"allocation must be non-negative with shape (3, {self.problem.n_arms}); got {alloc.shape}"
+            )
         pool = self._pool_of(which)
         expected_counts = np.zeros((1, 3, self.problem.n_arms, self.problem.n_cells))
         expected_counts[0, pool] = alloc[pool][:, None] * self.problem.cell_probs[pool]

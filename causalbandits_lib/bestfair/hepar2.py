@@ -1,7 +1,7 @@
 """HEPAR-II (Oniśko et al.) as a best-fair-intervention problem (the paper's §6).
 
 The network is read from the bnlearn file shipped inside the pinned pgmpy wheel
-(:func:`causalbandits_lib.scm.bundled_network`), never from a hub. Roles, as in the paper:
+(:func:`causalbandits_lib.core.scm.bundled_network`), never from a hub. Roles, as in the paper:
 ``V = fibrosis`` (parent ``ChHepatitis``), ``S = sex`` (``s = female``, ``s' = male``) and
 ``Y = 1{carcinoma = present}``; the arms are random tables ``P_k(fibrosis | ChHepatitis)``.
 
@@ -10,7 +10,7 @@ The paper reweights "two conditional probabilities" and observes "6 nodes (8.6%)
 fibrosis and carcinoma. ``Hyperbilirubinemia``, the other child of ``sex``, is not an ancestor of
 ``carcinoma`` and can be left out without bias (it can be added with ``sensitive_children``).
 
-Our :class:`~causalbandits_lib.scm.DiscreteSCM` divides each published table row by its sum (the
+Our :class:`~causalbandits_lib.core.scm.DiscreteSCM` divides each published table row by its sum (the
 file prints rows summing to 1 within 1e-5), so exact numbers agree with the notes' to about 1e-5.
 """
 
@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..scm import DiscreteSCM, bundled_network
+from ..core.scm import DiscreteSCM, bundled_network
 from .problem import FairArmsProblem, ObservationModel, cheap_arm_costs, observation_model
 
 __all__ = [
@@ -75,12 +75,18 @@ def hepar2_arm_tables(rng: np.random.Generator, n_arms: int = 10) -> np.ndarray:
     return np.stack([q, 1.0 - q], axis=-1)
 
 
-def hepar2_problem(arm_tables: np.ndarray, sensitive_children: Sequence[str] = ("PBC",), cheap_arm: int | None = 0) -> FairArmsProblem:
+def hepar2_problem(
+    arm_tables: np.ndarray, sensitive_children: Sequence[str] = ("PBC",), cheap_arm: int | None = 0
+) -> FairArmsProblem:
     """The HEPAR-II problem for arm tables of shape ``(K, 3, 2)``; arm ``cheap_arm`` is the
     deployed, free one (the paper's §6 uses §5's budget rule)."""
     obs = hepar2_observations(tuple(sensitive_children))
     tables = np.asarray(arm_tables, dtype=float)
-    return obs.problem(tables, costs=cheap_arm_costs(tables.shape[0], cheap_arm), arm_names=[f"arm {k + 1}" for k in range(tables.shape[0])])
+    return obs.problem(
+        tables,
+        costs=cheap_arm_costs(tables.shape[0], cheap_arm),
+        arm_names=[f"arm {k + 1}" for k in range(tables.shape[0])],
+    )
 
 
 def fairness_gap_extremes(sensitive_children: Sequence[str] = ("PBC",)) -> dict[str, float]:
@@ -92,7 +98,9 @@ def fairness_gap_extremes(sensitive_children: Sequence[str] = ("PBC",)) -> dict[
     """
     obs = hepar2_observations(tuple(sensitive_children))
     vertices = np.array([[(b >> i) & 1 for i in range(3)] for b in range(8)], dtype=float)
-    tables = np.concatenate([np.stack([vertices, 1.0 - vertices], axis=-1), hepar2_model().mechanisms[INTERVENED].table[None]])
+    tables = np.concatenate(
+        [np.stack([vertices, 1.0 - vertices], axis=-1), hepar2_model().mechanisms[INTERVENED].table[None]]
+    )
     means = obs.means(tables)
     gaps = means[1] - means[2]
     return {"min": float(gaps[:8].min()), "max": float(gaps[:8].max()), "original_cpt": float(gaps[8])}

@@ -32,7 +32,7 @@ import networkx as nx
 import numpy as np
 from scipy.special import logsumexp
 
-from ..scm import DiscreteSCM
+from ..core.scm import DiscreteSCM
 
 __all__ = [
     "POOLS",
@@ -99,7 +99,9 @@ def fairness_divergence(probs_s: np.ndarray, probs_sp: np.ndarray, weights: np.n
     ndarray, shape (...)
         ``D >= log 2``; unlike ``M`` it can be below 1 (notes, ambiguity A6).
     """
-    ps, psp, w = np.broadcast_arrays(np.asarray(probs_s, float), np.asarray(probs_sp, float), np.abs(np.asarray(weights, float)))
+    ps, psp, w = np.broadcast_arrays(
+        np.asarray(probs_s, float), np.asarray(probs_sp, float), np.abs(np.asarray(weights, float))
+    )
     return logsumexp(np.concatenate([w, w], axis=-1), b=np.concatenate([ps, psp], axis=-1), axis=-1)
 
 
@@ -186,14 +188,20 @@ class FairArmsProblem:
         if r.shape != (C,) or y.shape != (C,):
             raise ProblemError(f"{name}: rho and cell_y must have shape (C,) = ({C},); got {r.shape} and {y.shape}")
         if np.any(~np.isfinite(r[reach]) | (r[reach] <= 0)):
-            raise ProblemError(f"{name}: P_s/P_s' must be positive and finite on every reachable cell (the children of S need a common support)")
+            raise ProblemError(
+                f"{name}: P_s/P_s' must be positive and finite on every reachable cell (the children of S need a common support)"
+            )
         if np.any((y < 0) | (y > 1)):
-            raise ProblemError(f"{name}: outcome values must lie in [0, 1] (the paper's bounds assume it); got range [{y.min()}, {y.max()}]")
+            raise ProblemError(
+                f"{name}: outcome values must lie in [0, 1] (the paper's bounds assume it); got range [{y.min()}, {y.max()}]"
+            )
         costs = cheap_arm_costs(K, 0) if costs is None else np.asarray(costs, dtype=float)
         if costs.shape == (K,):
             costs = np.tile(costs, (3, 1))
         if costs.shape != (3, K) or np.any(costs < 0):
-            raise ProblemError(f"{name}: costs must be non-negative with shape (3, K) = {(3, K)} or (K,); got {costs.shape}")
+            raise ProblemError(
+                f"{name}: costs must be non-negative with shape (3, K) = {(3, K)} or (K,); got {costs.shape}"
+            )
         self.cell_probs = cp
         self.arm_prob = ap
         self.rho = np.where(reach, r, 1.0)
@@ -338,7 +346,10 @@ class FairArmsProblem:
             "best_unconstrained_arm": int(np.argmax(self.mu)),
             **self.gaps(tolerance),
             "M_range": [float(self.M[off].min()), float(self.M[off].max())],
-            "D_range": [float(min(self.D[off].min(), self.D_reverse[off].min())), float(max(self.D[off].max(), self.D_reverse[off].max()))],
+            "D_range": [
+                float(min(self.D[off].min(), self.D_reverse[off].min())),
+                float(max(self.D[off].max(), self.D_reverse[off].max())),
+            ],
         }
 
 
@@ -362,7 +373,21 @@ class ObservationModel:
     Build it with :func:`observation_model`.
     """
 
-    def __init__(self, name, observed, codes, base, rho, cell_y, pa_index, v_index, pa_cards, card_v, sensitive_labels, intervened):
+    def __init__(
+        self,
+        name,
+        observed,
+        codes,
+        base,
+        rho,
+        cell_y,
+        pa_index,
+        v_index,
+        pa_cards,
+        card_v,
+        sensitive_labels,
+        intervened,
+    ):
         self.name = name
         self.observed = tuple(observed)
         self.codes = codes
@@ -380,7 +405,9 @@ class ObservationModel:
         tables = np.asarray(arm_tables, dtype=float)
         want = self.pa_cards + (self.card_v,)
         if tables.ndim != len(want) + 1 or tables.shape[1:] != want:
-            raise ProblemError(f"arm_tables has shape {tables.shape}; expected (K, {', '.join(map(str, want))}) for P_k({self.intervened} | parents)")
+            raise ProblemError(
+                f"arm_tables has shape {tables.shape}; expected (K, {', '.join(map(str, want))}) for P_k({self.intervened} | parents)"
+            )
         if np.any(tables < 0) or not np.allclose(tables.sum(-1), 1.0, atol=1e-9):
             raise ProblemError("every row of every arm table must be a probability vector")
         return tables
@@ -400,7 +427,13 @@ class ObservationModel:
         any tables, including deterministic ones."""
         return self.cell_probs(arm_tables) @ self.cell_y
 
-    def problem(self, arm_tables: np.ndarray, costs: np.ndarray | None = None, arm_names: Sequence[str] | None = None, name: str | None = None) -> FairArmsProblem:
+    def problem(
+        self,
+        arm_tables: np.ndarray,
+        costs: np.ndarray | None = None,
+        arm_names: Sequence[str] | None = None,
+        name: str | None = None,
+    ) -> FairArmsProblem:
         """The :class:`FairArmsProblem` of these arms."""
         return FairArmsProblem(
             self.cell_probs(arm_tables),
@@ -422,7 +455,9 @@ def _point_mass(model: DiscreteSCM, node: str, label: Hashable) -> np.ndarray:
     return table
 
 
-def observed_joint(model: DiscreteSCM, observed: Sequence[str], replace: Mapping[str, tuple] | None = None) -> np.ndarray:
+def observed_joint(
+    model: DiscreteSCM, observed: Sequence[str], replace: Mapping[str, tuple] | None = None
+) -> np.ndarray:
     """Exact joint distribution of ``observed`` after replacing some mechanisms, by variable
     elimination in a fixed order.
 
@@ -444,7 +479,12 @@ def observed_joint(model: DiscreteSCM, observed: Sequence[str], replace: Mapping
     ndarray with one axis per observed node.
     """
     replace = dict(replace or {})
-    mech = {n: (tuple(replace[n][0]), np.asarray(replace[n][1], dtype=float)) if n in replace else (model.parents(n), model.mechanisms[n].table) for n in model.nodes}
+    mech = {
+        n: (tuple(replace[n][0]), np.asarray(replace[n][1], dtype=float))
+        if n in replace
+        else (model.parents(n), model.mechanisms[n].table)
+        for n in model.nodes
+    }
     needed = set(observed)
     frontier = list(observed)
     while frontier:
@@ -511,12 +551,18 @@ def observation_model(
         if node not in model.states:
             raise ProblemError(f"{role} node {node!r} is not in {model.name}")
     if len({sensitive, intervened, outcome}) != 3:
-        raise ProblemError(f"sensitive={sensitive!r}, intervened={intervened!r} and outcome={outcome!r} must be three different nodes")
+        raise ProblemError(
+            f"sensitive={sensitive!r}, intervened={intervened!r} and outcome={outcome!r} must be three different nodes"
+        )
     if model.parents(sensitive):
-        raise ProblemError(f"the sensitive attribute {sensitive!r} has parents {model.parents(sensitive)}; the paper assumes it is a root")
+        raise ProblemError(
+            f"the sensitive attribute {sensitive!r} has parents {model.parents(sensitive)}; the paper assumes it is a root"
+        )
     pa_v = list(model.parents(intervened))
     if sensitive in pa_v:
-        raise ProblemError(f"{sensitive!r} is a parent of the intervened node {intervened!r}; the arms would change a mechanism that S enters")
+        raise ProblemError(
+            f"{sensitive!r} is a parent of the intervened node {intervened!r}; the arms would change a mechanism that S enters"
+        )
     s_vals = tuple(sensitive_values) if sensitive_values is not None else tuple(model.states[sensitive][:2])
     if len(s_vals) != 2 or s_vals[0] == s_vals[1]:
         raise ProblemError(f"sensitive_values={sensitive_values!r} must be two different states of {sensitive!r}")
@@ -527,11 +573,17 @@ def observation_model(
     ch = list(sensitive_children) if sensitive_children is not None else needed
     for c in ch:
         if c not in children:
-            raise ProblemError(f"sensitive_children names {c!r}, which is not a child of {sensitive!r} (children: {children})")
+            raise ProblemError(
+                f"sensitive_children names {c!r}, which is not a child of {sensitive!r} (children: {children})"
+            )
     missing = [c for c in needed if c not in ch]
     if missing:
-        raise ProblemError(f"sensitive_children leaves out {missing}: children of {sensitive!r} that affect {outcome!r} must be reweighted")
-    observed = _dedupe(pa_v + [intervened] + [n for c in ch for n in (c, *model.parents(c)) if n != sensitive] + [outcome])
+        raise ProblemError(
+            f"sensitive_children leaves out {missing}: children of {sensitive!r} that affect {outcome!r} must be reweighted"
+        )
+    observed = _dedupe(
+        pa_v + [intervened] + [n for c in ch for n in (c, *model.parents(c)) if n != sensitive] + [outcome]
+    )
 
     card_v = model.card(intervened)
     pa_cards = tuple(model.card(p) for p in pa_v)
@@ -542,7 +594,9 @@ def observation_model(
     else:
         yv = np.asarray(outcome_values, dtype=float)
     if yv.shape != (model.card(outcome),):
-        raise ProblemError(f"outcome_values must give one number per state of {outcome!r} ({model.card(outcome)} states)")
+        raise ProblemError(
+            f"outcome_values must give one number per state of {outcome!r} ({model.card(outcome)} states)"
+        )
     if np.any((yv < 0) | (yv > 1)):
         raise ProblemError(f"outcome_values {yv.tolist()} must lie in [0, 1]")
 
@@ -550,8 +604,16 @@ def observation_model(
     base = np.stack(
         [
             observed_joint(model, observed, replace={intervened: (tuple(pa_v), uniform)}),
-            observed_joint(model, observed, replace={intervened: (tuple(pa_v), uniform), sensitive: ((), _point_mass(model, sensitive, s_vals[0]))}),
-            observed_joint(model, observed, replace={intervened: (tuple(pa_v), uniform), sensitive: ((), _point_mass(model, sensitive, s_vals[1]))}),
+            observed_joint(
+                model,
+                observed,
+                replace={intervened: (tuple(pa_v), uniform), sensitive: ((), _point_mass(model, sensitive, s_vals[0]))},
+            ),
+            observed_joint(
+                model,
+                observed,
+                replace={intervened: (tuple(pa_v), uniform), sensitive: ((), _point_mass(model, sensitive, s_vals[1]))},
+            ),
         ]
     ).reshape(3, -1)
     cards = [model.card(n) for n in observed]
@@ -562,11 +624,15 @@ def observation_model(
     for c in ch:
         table = model.mechanisms[c].table
         idx_s = tuple(np.full(len(codes), s_codes[0]) if p == sensitive else codes[:, col[p]] for p in model.parents(c))
-        idx_sp = tuple(np.full(len(codes), s_codes[1]) if p == sensitive else codes[:, col[p]] for p in model.parents(c))
+        idx_sp = tuple(
+            np.full(len(codes), s_codes[1]) if p == sensitive else codes[:, col[p]] for p in model.parents(c)
+        )
         x = codes[:, col[c]]
         num, den = table[idx_s + (x,)], table[idx_sp + (x,)]
         if np.any(((den <= 0) | (num <= 0)) & reach):
-            raise ProblemError(f"P({c} | ..., {sensitive}) is zero for one value of {sensitive} where the other is positive; P_s/P_s' is not finite")
+            raise ProblemError(
+                f"P({c} | ..., {sensitive}) is zero for one value of {sensitive} where the other is positive; P_s/P_s' is not finite"
+            )
         rho *= np.where(reach, num / np.where(den > 0, den, 1.0), 1.0)
     return ObservationModel(
         name=name,
@@ -599,5 +665,7 @@ def problem_from_scm(
 ) -> FairArmsProblem:
     """A :class:`FairArmsProblem` for ``arm_tables`` (shape ``(K, *pa_cards(V), card(V))``) on a
     causal model: :func:`observation_model` followed by :meth:`ObservationModel.problem`."""
-    obs = observation_model(model, sensitive, intervened, outcome, outcome_values, sensitive_values, sensitive_children, name)
+    obs = observation_model(
+        model, sensitive, intervened, outcome, outcome_values, sensitive_values, sensitive_children, name
+    )
     return obs.problem(arm_tables, costs=costs, arm_names=arm_names)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from ..scm import DiscreteSCM
+from ..core.scm import DiscreteSCM
 from .problem import FairArmsProblem, cheap_arm_costs
 
 __all__ = [
@@ -95,13 +95,21 @@ class SyntheticSetting:
         if self.n_arms < 3 or self.n_contexts < 6:
             raise ValueError(f"{self.name}: need at least 3 arms and 6 contexts")
         if not 2 <= self.n_fairness_contexts <= self.n_contexts - 3:
-            raise ValueError(f"{self.name}: n_fairness_contexts={self.n_fairness_contexts} must leave at least 3 neutral contexts")
+            raise ValueError(
+                f"{self.name}: n_fairness_contexts={self.n_fairness_contexts} must leave at least 3 neutral contexts"
+            )
         if not (0 <= self.n_infeasible <= self.n_arms - 2 or self.n_infeasible == self.n_arms):
-            raise ValueError(f"{self.name}: n_infeasible={self.n_infeasible} must leave at least two fair arms, or be n_arms (no fair arm)")
+            raise ValueError(
+                f"{self.name}: n_infeasible={self.n_infeasible} must leave at least two fair arms, or be n_arms (no fair arm)"
+            )
         if self.n_better_infeasible > self.n_infeasible:
-            raise ValueError(f"{self.name}: n_better_infeasible={self.n_better_infeasible} exceeds n_infeasible={self.n_infeasible}")
+            raise ValueError(
+                f"{self.name}: n_better_infeasible={self.n_better_infeasible} exceeds n_infeasible={self.n_infeasible}"
+            )
         if self.fairness_gap >= self.tolerance and self.n_infeasible:
-            raise ValueError(f"{self.name}: fairness_gap={self.fairness_gap} must be below the tolerance {self.tolerance}")
+            raise ValueError(
+                f"{self.name}: fairness_gap={self.fairness_gap} must be below the tolerance {self.tolerance}"
+            )
         for band in (self.m_band, self.d_band):
             if not band[0] < band[1]:
                 raise ValueError(f"{self.name}: a divergence band {band} must be an interval (low, high)")
@@ -191,7 +199,13 @@ SETTINGS: dict[str, SyntheticSetting] = {
 
 # ---------------------------------------------------------------------------- the model
 def bernoulli_context_problem(
-    p_x_s: np.ndarray, p_x_sp: np.ndarray, q: np.ndarray, p_noise: float = 0.99, p_s: float = 0.5, costs: np.ndarray | None = None, name: str = "synthetic"
+    p_x_s: np.ndarray,
+    p_x_sp: np.ndarray,
+    q: np.ndarray,
+    p_noise: float = 0.99,
+    p_s: float = 0.5,
+    costs: np.ndarray | None = None,
+    name: str = "synthetic",
 ) -> FairArmsProblem:
     """The :class:`FairArmsProblem` of the graph ``S → X → V → Y ← E`` (direct construction).
 
@@ -235,7 +249,9 @@ def bernoulli_context_problem(
     )
 
 
-def bernoulli_context_scm(p_x_s: np.ndarray, p_x_sp: np.ndarray, q_default: np.ndarray, p_noise: float = 0.99, p_s: float = 0.5) -> DiscreteSCM:
+def bernoulli_context_scm(
+    p_x_s: np.ndarray, p_x_sp: np.ndarray, q_default: np.ndarray, p_noise: float = 0.99, p_s: float = 0.5
+) -> DiscreteSCM:
     """The same model as a :class:`DiscreteSCM` (nodes ``S, X, V, E, Y``), with ``V``'s own
     mechanism ``Bernoulli(q_default[x])``; used to cross-check the direct construction."""
     ps, psp, q = (np.asarray(a, dtype=float) for a in (p_x_s, p_x_sp, q_default))
@@ -404,7 +420,9 @@ def _targets(setting: SyntheticSetting, rng: np.random.Generator) -> tuple[np.nd
         edge = fair_arms[rng.integers(1, len(fair_arms))]  # not k*, so k* is not the hardest to certify by design
         zeta[edge] = np.sign(zeta[edge] or 1.0) * inner
         outer = tol + g_f
-        zeta[infeasible] = (outer + rng.uniform(0.0, setting.zeta_spread, len(infeasible))) * rng.choice([-1.0, 1.0], len(infeasible))
+        zeta[infeasible] = (outer + rng.uniform(0.0, setting.zeta_spread, len(infeasible))) * rng.choice(
+            [-1.0, 1.0], len(infeasible)
+        )
         zeta[infeasible[-1]] = np.sign(zeta[infeasible[-1]]) * outer
     return mu, zeta, best
 
@@ -439,7 +457,9 @@ def _spike_arm(ctx, setting, q_base, q1, mu, zeta, rng) -> np.ndarray | None:
     return arm(mid)
 
 
-def synthetic_instance(setting: SyntheticSetting | str, rng: np.random.Generator, max_tries: int = 50) -> SyntheticInstance:
+def synthetic_instance(
+    setting: SyntheticSetting | str, rng: np.random.Generator, max_tries: int = 50
+) -> SyntheticInstance:
     """Generate an instance satisfying ``setting`` exactly (see the module docstring).
 
     Raises
@@ -474,7 +494,9 @@ def synthetic_instance(setting: SyntheticSetting | str, rng: np.random.Generator
                 if qk is None:
                     continue
                 Mk, Dk, Drk = _divergences_to(ctx, qk[None], q1)[:, 0]
-                if setting.m_band[0] < Mk < setting.m_band[1] and all(setting.d_band[0] < d < setting.d_band[1] for d in (Dk, Drk)):
+                if setting.m_band[0] < Mk < setting.m_band[1] and all(
+                    setting.d_band[0] < d < setting.d_band[1] for d in (Dk, Drk)
+                ):
                     q[k] = qk
                     break
             else:
@@ -482,7 +504,9 @@ def synthetic_instance(setting: SyntheticSetting | str, rng: np.random.Generator
                 break
         if not ok:
             continue
-        problem = bernoulli_context_problem(ctx.p_x_s, ctx.p_x_sp, q, setting.p_noise, setting.p_s, name=f"synthetic/{setting.name}")
+        problem = bernoulli_context_problem(
+            ctx.p_x_s, ctx.p_x_sp, q, setting.p_noise, setting.p_s, name=f"synthetic/{setting.name}"
+        )
         facts = _check(setting, problem, best)
         if facts is None:
             continue
@@ -506,7 +530,10 @@ def _check(setting: SyntheticSetting, problem: FairArmsProblem, best: int) -> di
     others = np.arange(1, problem.n_arms)
     m1 = problem.M[others, 0]
     d1 = np.concatenate([problem.D[others, 0], problem.D_reverse[others, 0]])
-    if not (np.all((m1 > setting.m_band[0]) & (m1 < setting.m_band[1])) and np.all((d1 > setting.d_band[0]) & (d1 < setting.d_band[1]))):
+    if not (
+        np.all((m1 > setting.m_band[0]) & (m1 < setting.m_band[1]))
+        and np.all((d1 > setting.d_band[0]) & (d1 < setting.d_band[1]))
+    ):
         return None
     facts.update(
         {

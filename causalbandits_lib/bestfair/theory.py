@@ -37,7 +37,9 @@ def phase_of_gap(gap: np.ndarray, scale: float) -> np.ndarray:
     return np.maximum(out, 1.0)
 
 
-def theorem1_constants(problem: FairArmsProblem, tolerance: float, budget: float, lp: AllocationLP | None = None) -> dict[str, Any]:
+def theorem1_constants(
+    problem: FairArmsProblem, tolerance: float, budget: float, lp: AllocationLP | None = None
+) -> dict[str, Any]:
     """The problem-dependent constants of Theorem 1 / Theorem 10 (Eqs. 49, 51-55).
 
     Returns a dict with ``rho`` (``ρ_k``, shape ``(K,)``, ``inf`` for ``k*``), ``rho_star``,
@@ -67,11 +69,15 @@ def theorem1_constants(problem: FairArmsProblem, tolerance: float, budget: float
     unfair_sp, unfair_s = np.abs(z) >= E, np.abs(zr) >= E
     gaps = {
         "Delta": float(delta[sub].min()) if sub.any() else math.inf,
-        "Delta_s_prime": float(np.minimum(np.abs(z - E), np.abs(z + E))[unfair_sp].min()) if unfair_sp.any() else math.inf,
+        "Delta_s_prime": float(np.minimum(np.abs(z - E), np.abs(z + E))[unfair_sp].min())
+        if unfair_sp.any()
+        else math.inf,
         "Delta_s": float(np.minimum(np.abs(zr - E), np.abs(zr + E))[unfair_s].min()) if unfair_s.any() else math.inf,
     }
-    rho_star = max(math.log2(20.0 / gaps["Delta"]) if math.isfinite(gaps["Delta"]) else 0.0,
-                   *(math.log2(12.0 / gaps[k]) for k in ("Delta_s_prime", "Delta_s") if math.isfinite(gaps[k])))
+    rho_star = max(
+        math.log2(20.0 / gaps["Delta"]) if math.isfinite(gaps["Delta"]) else 0.0,
+        *(math.log2(12.0 / gaps[k]) for k in ("Delta_s_prime", "Delta_s") if math.isfinite(gaps[k])),
+    )
     v = np.full(problem.n_arms, np.nan)
     terms = np.full(problem.n_arms, np.nan)
     for k in np.flatnonzero(np.isfinite(rho)):
@@ -89,7 +95,13 @@ def theorem1_constants(problem: FairArmsProblem, tolerance: float, budget: float
     }
 
 
-def theorem1_bound(problem: FairArmsProblem, tolerance: float, T: int, config: AlgorithmConfig | None = None, lp: AllocationLP | None = None) -> dict[str, float]:
+def theorem1_bound(
+    problem: FairArmsProblem,
+    tolerance: float,
+    T: int,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+) -> dict[str, float]:
     """Theorem 1: ``e(T, B) ≤ 8 K² ρ* exp(−T / (8 H̄ loḡ(n(T))))``.
 
     Returns the bound (which may exceed 1), its exponent, and ``T_nonvacuous``: the budget at which
@@ -121,7 +133,13 @@ def theorem2_constants(problem: FairArmsProblem, tolerance: float) -> dict[str, 
     return {"xi_star": float(xi.min())}
 
 
-def theorem2_bound(problem: FairArmsProblem, tolerance: float, T: int, config: AlgorithmConfig | None = None, lp: AllocationLP | None = None) -> dict[str, float]:
+def theorem2_bound(
+    problem: FairArmsProblem,
+    tolerance: float,
+    T: int,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+) -> dict[str, float]:
     """Theorem 2: ``P(declare no fair arm) ≥ 1 − 4 K n(T) exp(−ξ*² T v*(B)² / (32 n(T)³ loḡ(n(T))))``
     with ``v*(B) = v*(B, [K])`` (the LP value can only shrink as ``R`` grows)."""
     config = config or AlgorithmConfig()

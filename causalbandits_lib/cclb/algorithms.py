@@ -1,6 +1,6 @@
 """CCLB, epsilon-CCLB and the baselines OFULog+ and GLM-UCB as runner policies, vectorised over runs.
 
-Every policy follows :class:`causalbandits_lib.runner.Policy` and reads a
+Every policy follows :class:`causalbandits_lib.core.protocols.Policy` and reads a
 :class:`~causalbandits_lib.cclb.model.FairContext` (factual and counterfactual features of the
 round's candidates). Randomness: only the per-run stream ``ties`` (one uniform per round, used to
 break exact ties), so two policies simulated with the same seed break ties with the same numbers.
@@ -34,15 +34,9 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from ..policies import argmax_ties
-from ..runner import RunStreams
-from .confidence import (
-    analysis_ridge,
-    beta_squared,
-    constrained_mle,
-    optimistic_exact,
-    weighted_gram,
-)
+from ..core.policies import argmax_ties
+from ..core.streams import RunStreams
+from .confidence import analysis_ridge, beta_squared, constrained_mle, optimistic_exact, weighted_gram
 from .history import BinnedHistory, LogisticHistory
 from .model import FEATURE_MAPS, S_DEFAULT, FairContext, Replicas
 from .optimism import ball_halfspace_support, model_support, support_points
@@ -186,8 +180,13 @@ class OFULogPlus:
         exact = self.optimistic == "exact"
         steps = 100 if (exact or t < self.mle_warmup) else self.mle_steps
         theta, model, _, loss = constrained_mle(
-            data, self.S, theta0=self.theta_hat, ridge=self.ridge, max_steps=steps,
-            tol=1e-13 if exact else 1e-10, full_step_below=0.0 if exact else 0.1,
+            data,
+            self.S,
+            theta0=self.theta_hat,
+            ridge=self.ridge,
+            max_steps=steps,
+            tol=1e-13 if exact else 1e-10,
+            full_step_below=0.0 if exact else 0.1,
         )
         self.theta_hat = theta
         if exact:
@@ -208,7 +207,9 @@ class OFULogPlus:
             X, y = self.history.view()
             vals, thetas = np.empty(x.shape[:2]), np.empty(x.shape)
             for r in range(self.n_runs):
-                vals[r], thetas[r] = optimistic_exact(X[r], y[r], float(est["loss_hat"][r]), est["beta_sq"], self.S, x[r])
+                vals[r], thetas[r] = optimistic_exact(
+                    X[r], y[r], float(est["loss_hat"][r]), est["beta_sq"], self.S, x[r]
+                )
             return vals, thetas
         model = est["model"]
         radius2 = est["beta_sq"] + model.half_dist2(model.to_eig(self.theta_hat))
@@ -247,8 +248,16 @@ class OFULogPlus:
         start = np.where(np.isfinite(warm), warm, self.theta_hat[:, None, :])
         hint = self._warm_s[rows[:, None], slots]
         val_a, th_a, nxt, (cut_a, cut_b), s_new = support_points(
-            data, level, self.S, anchor_x, start, fallback, self.sqp_iterations, self.ridge,
-            s_hint=hint if np.isfinite(hint).all() else None, inside_point=self.theta_hat,
+            data,
+            level,
+            self.S,
+            anchor_x,
+            start,
+            fallback,
+            self.sqp_iterations,
+            self.ridge,
+            s_hint=hint if np.isfinite(hint).all() else None,
+            inside_point=self.theta_hat,
         )
         self._warm[rows[:, None], slots] = nxt
         self._warm_s[rows[:, None], slots] = s_new
@@ -261,11 +270,16 @@ class OFULogPlus:
         pos = np.divide((d - anchor_d[:, :1]) * (J - 1), span[:, None], out=np.zeros_like(d), where=span[:, None] > 0)
         seg = np.clip(np.floor(pos).astype(np.int64), 0, J - 2)
         lam = np.clip(pos - seg, 0.0, 1.0)
-        values = scale * ((1 - lam) * np.take_along_axis(h_a, seg, axis=1) + lam * np.take_along_axis(h_a, seg + 1, axis=1))
+        values = scale * (
+            (1 - lam) * np.take_along_axis(h_a, seg, axis=1) + lam * np.take_along_axis(h_a, seg + 1, axis=1)
+        )
         idx = np.stack([seg, seg + 1], axis=-1)  # the two cuts around each candidate
         A = np.take_along_axis(cut_a[:, None], idx[..., None], axis=2)  # (R, K, 2, n)
         B = np.take_along_axis(cut_b[:, None], idx, axis=2)
-        values = np.minimum(values, ball_halfspace_support(x.reshape(-1, n), A.reshape(-1, 2, n), B.reshape(-1, 2), self.S).reshape(R, K))
+        values = np.minimum(
+            values,
+            ball_halfspace_support(x.reshape(-1, n), A.reshape(-1, 2, n), B.reshape(-1, 2), self.S).reshape(R, K),
+        )
         thetas = np.zeros(x.shape)
         solved = np.zeros((R, K), dtype=bool)
         for j in range(J):  # candidates identical to an anchor share its solution
@@ -283,9 +297,16 @@ class OFULogPlus:
             best = np.argmax(np.where(open_, values, -np.inf), axis=1)[r]
             near = np.where(lam[r, best] < 0.5, seg[r, best], seg[r, best] + 1)
             v1, t1, _, _, _ = support_points(
-                data.rows(r), level[r], self.S, x[r, best][:, None], th_a[r, near][:, None],
-                (_model_rows(fb_model, r), fb_radius2[r]), max(self.sqp_iterations, 3), self.ridge,
-                s_hint=s_new[r, near][:, None], inside_point=self.theta_hat[r],
+                data.rows(r),
+                level[r],
+                self.S,
+                x[r, best][:, None],
+                th_a[r, near][:, None],
+                (_model_rows(fb_model, r), fb_radius2[r]),
+                max(self.sqp_iterations, 3),
+                self.ridge,
+                s_hint=s_new[r, near][:, None],
+                inside_point=self.theta_hat[r],
             )
             values[r, best] = v1[:, 0]
             thetas[r, best] = t1[:, 0]
@@ -412,8 +433,17 @@ class GLMUCB:
 
     name = "GLM-UCB"
 
-    def __init__(self, S: float = S_DEFAULT, alpha: float = 0.05, ridge: float | None = None, newton_steps: int = 5,
-                 eager_rounds: int = 200, lazy_every: int = 5, tie_atol: float = 1e-9, replications: int | None = None):
+    def __init__(
+        self,
+        S: float = S_DEFAULT,
+        alpha: float = 0.05,
+        ridge: float | None = None,
+        newton_steps: int = 5,
+        eager_rounds: int = 200,
+        lazy_every: int = 5,
+        tie_atol: float = 1e-9,
+        replications: int | None = None,
+    ):
         if not S > 0 or not 0 < alpha <= 1:
             raise ValueError(f"need S > 0 and alpha in (0, 1]; got S={S}, alpha={alpha}")
         if ridge is not None and not ridge > 0:
@@ -443,7 +473,10 @@ class GLMUCB:
     def bonus(self) -> np.ndarray:
         """``rho_t`` per run, shape (R,)."""
         _, logdet = np.linalg.slogdet(self.V)
-        return 0.25 * self.kappa * np.sqrt(2 * math.log(1 / self.alpha) + logdet - self.n * math.log(self.lam)) + math.sqrt(self.lam) * self.S
+        return (
+            0.25 * self.kappa * np.sqrt(2 * math.log(1 / self.alpha) + logdet - self.n * math.log(self.lam))
+            + math.sqrt(self.lam) * self.S
+        )
 
     def select(self, t: int, ctx: FairContext) -> np.ndarray:
         x = ctx.x

@@ -174,7 +174,9 @@ class QuadraticModel:
         n = self.theta0.shape[-1]
         self.eigval, self.eigvec = np.linalg.eigh(np.asarray(hess, dtype=float) + ridge * np.eye(n))
         if np.any(self.eigval <= 0):
-            raise ValueError(f"the model Hessian must be positive definite (ridge={ridge}); smallest eigenvalue {self.eigval.min():.3g}")
+            raise ValueError(
+                f"the model Hessian must be positive definite (ridge={ridge}); smallest eigenvalue {self.eigval.min():.3g}"
+            )
         g_bar = self.to_eig(self.grad)
         self.center_bar = self.to_eig(self.theta0) - g_bar / self.eigval
         self.center = self.from_eig(self.center_bar)
@@ -357,7 +359,9 @@ def constrained_mle_scipy(X: np.ndarray, y: np.ndarray, S: float) -> np.ndarray:
         return X @ (expit(th @ X) - y)
 
     cons = {"type": "ineq", "fun": lambda th: S * S - th @ th, "jac": lambda th: -2.0 * th}
-    res = minimize(fun, np.zeros(X.shape[0]), jac=jac, method="SLSQP", constraints=[cons], options={"ftol": 1e-12, "maxiter": 1000})
+    res = minimize(
+        fun, np.zeros(X.shape[0]), jac=jac, method="SLSQP", constraints=[cons], options={"ftol": 1e-12, "maxiter": 1000}
+    )
     if not res.success:
         raise RuntimeError(f"scipy reference MLE did not converge: {res.message}")
     return res.x
@@ -369,7 +373,9 @@ def in_confidence_set(theta: np.ndarray, data: LogisticData, loss_hat: np.ndarra
     return (gap <= beta_sq) & (np.sqrt(np.sum(theta * theta, axis=-1)) <= S * (1 + 1e-12))
 
 
-def optimistic_exact(X: np.ndarray, y: np.ndarray, loss_hat: float, beta_sq: float, S: float, x: np.ndarray, solver: str = "CLARABEL"):
+def optimistic_exact(
+    X: np.ndarray, y: np.ndarray, loss_hat: float, beta_sq: float, S: float, x: np.ndarray, solver: str = "CLARABEL"
+):
     """The exact optimistic step for one run: for each candidate, the convex program
     ``max x^T theta  s.t.  L_t(theta) <= L_t(theta_hat) + beta^2,  ||theta|| <= S`` (cvxpy).
 
@@ -411,7 +417,9 @@ def optimistic_exact(X: np.ndarray, y: np.ndarray, loss_hat: float, beta_sq: flo
     scale = 1.0 / X.shape[1]  # the loss per observation keeps the conic problem well scaled
     z = X.T @ theta
     loss = scale * (cp.sum(cp.logistic(z)) - (X @ y) @ theta)
-    problem = cp.Problem(cp.Maximize(direction @ theta), [loss <= scale * (float(loss_hat) + float(beta_sq)), cp.norm(theta, 2) <= S])
+    problem = cp.Problem(
+        cp.Maximize(direction @ theta), [loss <= scale * (float(loss_hat) + float(beta_sq)), cp.norm(theta, 2) <= S]
+    )
     values, thetas = np.empty(K), np.empty((K, n))
     for k in range(K):
         direction.value = x[k]

@@ -22,7 +22,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..runner import RunStreams, SimulationResult, simulate
+from ..core.runner import SimulationResult, simulate
+from ..core.streams import RunStreams
 from .algorithms import CCLB, GLMUCB, OFULogPlus
 from .confidence import LogisticData, beta_squared, constrained_mle
 from .model import FairLogisticBandit, RoundGenerator
@@ -47,7 +48,15 @@ __all__ = [
 LABELS = {"glm_ucb": "GLM-UCB", "ofulog_plus": "OFULog+", "cclb": "CCLB", "eps_cclb": "ε-CCLB"}
 
 #: Per-round values kept from the environment's feedback.
-PER_ROUND_METRICS = ("action", "regret", "regret_plus", "penalized_regret", "violation", "violation_pos", "unconstrained_regret")
+PER_ROUND_METRICS = (
+    "action",
+    "regret",
+    "regret_plus",
+    "penalized_regret",
+    "violation",
+    "violation_pos",
+    "unconstrained_regret",
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +71,9 @@ class Config:
     horizon: int
 
 
-def paper_configs(T: int, tau: float, rho: float, eps: float, eps_values: Sequence[float] = (), tau_values: Sequence[float] = ()) -> list[Config]:
+def paper_configs(
+    T: int, tau: float, rho: float, eps: float, eps_values: Sequence[float] = (), tau_values: Sequence[float] = ()
+) -> list[Config]:
     """OFULog+, CCLB and epsilon-CCLB (Figure 2), epsilon-CCLB for ``eps_values`` (Figure 4) and CCLB
     for ``tau_values`` (Figure 5), without duplicates."""
     out = [
@@ -81,12 +92,20 @@ def paper_configs(T: int, tau: float, rho: float, eps: float, eps_values: Sequen
 
 def _split(result: SimulationResult, n_configs: int, reps: int) -> list[SimulationResult]:
     return [
-        SimulationResult({k: v[c * reps : (c + 1) * reps] for k, v in result.metrics.items()}, result.runs[c * reps : (c + 1) * reps], result.seed, result.T, result.seconds)
+        SimulationResult(
+            {k: v[c * reps : (c + 1) * reps] for k, v in result.metrics.items()},
+            result.runs[c * reps : (c + 1) * reps],
+            result.seed,
+            result.T,
+            result.seconds,
+        )
         for c in range(n_configs)
     ]
 
 
-def run_configs(generator: RoundGenerator, configs: Sequence[Config], T: int, seed: int, reps: int, **policy_kw) -> dict[str, SimulationResult]:
+def run_configs(
+    generator: RoundGenerator, configs: Sequence[Config], T: int, seed: int, reps: int, **policy_kw
+) -> dict[str, SimulationResult]:
     """Simulate every configuration for ``reps`` replications of ``T`` rounds in one batch.
 
     Returns
@@ -96,15 +115,33 @@ def run_configs(generator: RoundGenerator, configs: Sequence[Config], T: int, se
     """
     configs = list(configs)
     tau = [c.tau for c in configs]
-    policy = CCLB([c.horizon for c in configs], tau=tau, rho=[c.rho for c in configs], eps=[c.eps for c in configs], replications=reps, **policy_kw)
+    policy = CCLB(
+        [c.horizon for c in configs],
+        tau=tau,
+        rho=[c.rho for c in configs],
+        eps=[c.eps for c in configs],
+        replications=reps,
+        **policy_kw,
+    )
     env = FairLogisticBandit(generator, tau=tau, replications=reps)
-    res = simulate(env, policy, T, seed, n_runs=len(configs) * reps, metrics=PER_ROUND_METRICS + ("dual", "estimated_violation"))
+    res = simulate(
+        env, policy, T, seed, n_runs=len(configs) * reps, metrics=PER_ROUND_METRICS + ("dual", "estimated_violation")
+    )
     return {c.key: r for c, r in zip(configs, _split(res, len(configs), reps))}
 
 
-def run_glm_ucb(generator: RoundGenerator, T: int, seed: int, reps: int, tau: float, S: float = 5.0, alpha: float = 0.05) -> SimulationResult:
+def run_glm_ucb(
+    generator: RoundGenerator, T: int, seed: int, reps: int, tau: float, S: float = 5.0, alpha: float = 0.05
+) -> SimulationResult:
     """GLM-UCB on the same streams as replication ``0..reps-1`` of :func:`run_configs`."""
-    return simulate(FairLogisticBandit(generator, tau=tau, replications=reps), GLMUCB(S=S, alpha=alpha, replications=reps), T, seed, n_runs=reps, metrics=PER_ROUND_METRICS)
+    return simulate(
+        FairLogisticBandit(generator, tau=tau, replications=reps),
+        GLMUCB(S=S, alpha=alpha, replications=reps),
+        T,
+        seed,
+        n_runs=reps,
+        metrics=PER_ROUND_METRICS,
+    )
 
 
 def positive_part_of_sum(violation: np.ndarray) -> np.ndarray:
@@ -124,7 +161,10 @@ def final_values(result: SimulationResult, horizons: Sequence[int] | None = None
     idx = np.array([result.T]) if horizons is None else np.asarray(list(horizons))
     if np.any(idx < 1) or np.any(idx > result.T):
         raise ValueError(f"horizons must lie in [1, {result.T}], got {idx.tolist()}")
-    cum = {k: np.cumsum(result[k], axis=1)[:, idx - 1] for k in ("regret", "regret_plus", "penalized_regret", "violation_pos", "violation")}
+    cum = {
+        k: np.cumsum(result[k], axis=1)[:, idx - 1]
+        for k in ("regret", "regret_plus", "penalized_regret", "violation_pos", "violation")
+    }
     out = {
         "regret": cum["regret"],
         "regret_plus": cum["regret_plus"],
@@ -135,8 +175,16 @@ def final_values(result: SimulationResult, horizons: Sequence[int] | None = None
     return {k: (v[:, 0] if horizons is None else v) for k, v in out.items()}
 
 
-def run_recorded(env: FairLogisticBandit, policy, T: int, seed: int, n_runs: int, checkpoints: Sequence[int] = (), at_checkpoint: Callable | None = None):
-    """Step ``policy`` against ``env`` like :func:`~causalbandits_lib.runner.simulate`, keeping the
+def run_recorded(
+    env: FairLogisticBandit,
+    policy,
+    T: int,
+    seed: int,
+    n_runs: int,
+    checkpoints: Sequence[int] = (),
+    at_checkpoint: Callable | None = None,
+):
+    """Step ``policy`` against ``env`` like :func:`~causalbandits_lib.core.runner.simulate`, keeping the
     raw played features and outcomes, and call ``at_checkpoint(t, ctx, X, y, policy)`` before the
     decision of each round ``t`` in ``checkpoints`` (``X (R, n, t)``, ``y (R, t)``: the data of
     ``C_t``).
@@ -167,7 +215,15 @@ def run_recorded(env: FairLogisticBandit, policy, T: int, seed: int, n_runs: int
     return X, y, actions, out
 
 
-def coverage_gaps(X: np.ndarray, y: np.ndarray, theta_star, checkpoints: Sequence[int], S: float, alpha: float, beta_denominator: float = 4.0) -> np.ndarray:
+def coverage_gaps(
+    X: np.ndarray,
+    y: np.ndarray,
+    theta_star,
+    checkpoints: Sequence[int],
+    S: float,
+    alpha: float,
+    beta_denominator: float = 4.0,
+) -> np.ndarray:
     """``(L_t(theta*) - L_t(theta_hat_t)) / beta_t^2`` at each checkpoint and run (exact MLE on the
     raw data of the rounds before ``t``); ``theta*`` lies in ``C_t`` iff the value is at most 1.
 
@@ -186,7 +242,17 @@ def coverage_gaps(X: np.ndarray, y: np.ndarray, theta_star, checkpoints: Sequenc
     return out
 
 
-def loss_gap_slice(X: np.ndarray, y: np.ndarray, S: float, center: np.ndarray, e1: np.ndarray, e2: np.ndarray, extent: float, n_grid: int, chunk: int = 512):
+def loss_gap_slice(
+    X: np.ndarray,
+    y: np.ndarray,
+    S: float,
+    center: np.ndarray,
+    e1: np.ndarray,
+    e2: np.ndarray,
+    extent: float,
+    n_grid: int,
+    chunk: int = 512,
+):
     """``L_t(theta) - L_t(theta_hat_t)`` on the plane ``theta = center + u e1 + v e2`` for one run's
     raw data ``X (n, t)``, ``y (t,)`` (a picture of the confidence set ``{gap <= beta_t^2}``).
 
@@ -204,7 +270,9 @@ def loss_gap_slice(X: np.ndarray, y: np.ndarray, S: float, center: np.ndarray, e
     return u, vals.reshape(n_grid, n_grid) - data.loss(theta_hat)[0], pts, theta_hat[0]
 
 
-def compare_optimistic_steps(t: int, ctx, X: np.ndarray, y: np.ndarray, policy, runs: Sequence[int]) -> dict[str, np.ndarray]:
+def compare_optimistic_steps(
+    t: int, ctx, X: np.ndarray, y: np.ndarray, policy, runs: Sequence[int]
+) -> dict[str, np.ndarray]:
     """At round ``t`` of a run of ``policy`` (an :class:`OFULogPlus` in a fast mode), compare its
     optimistic step with the exact conic programs on the raw data (use as the callback of
     :func:`run_recorded`; the policy is copied, so the run itself is unaffected).
@@ -217,8 +285,8 @@ def compare_optimistic_steps(t: int, ctx, X: np.ndarray, y: np.ndarray, policy, 
     """
     import copy
 
-    from .optimism import optimistic_quadratic
     from .confidence import optimistic_exact
+    from .optimism import optimistic_quadratic
 
     runs = np.asarray(list(runs))
     pol = copy.deepcopy(policy)
@@ -252,7 +320,7 @@ def paired_order(values: dict[str, np.ndarray], expected: Sequence[str], z: floa
     -------
     Verdict: reproduced if every pair holds; not reproduced if every pair fails; partly otherwise.
     """
-    from .. import claims
+    from ..core import checks
 
     parts, fails, noise = {}, 0, 0
     for a, b in zip(expected, expected[1:]):
@@ -265,9 +333,9 @@ def paired_order(values: dict[str, np.ndarray], expected: Sequence[str], z: floa
         noise += within
         parts[f"{a} < {b}: mean difference {mean:.4g} ± {se:.2g} (se){' (within noise)' if within else ''}"] = held
     rule = " < ".join(expected) + f", each pair by more than {z:g} standard errors of the paired differences"
-    verdict = claims.check_all(parts, rule)
+    verdict = checks.check_all(parts, rule)
     if verdict.verdict == "not reproduced" and noise:
-        return claims.Verdict("partly", verdict.reason, rule)
+        return checks.Verdict("partly", verdict.reason, rule)
     return verdict
 
 

@@ -106,7 +106,9 @@ class BinnedHistory:
         sd = np.sqrt(np.maximum(self.s2[rows, cell] / n - mean * mean, 0.0))
         # kept within the observed decisions of the cell: the features of the context a = w = m = 0
         # jump at d = 0, and a pseudo-decision must stay on the side of the data it stands for
-        pts = np.clip(np.stack([mean - sd, mean + sd], axis=1), self.d_min[rows, cell][:, None], self.d_max[rows, cell][:, None])
+        pts = np.clip(
+            np.stack([mean - sd, mean + sd], axis=1), self.d_min[rows, cell][:, None], self.d_max[rows, cell][:, None]
+        )
         a, w, m = code // 4, (code // 2) % 2, code % 2
         feats = self.fmap(raw_features(a, w, m, pts))  # (R, 2, n)
         for j in range(2):

@@ -27,8 +27,8 @@ from typing import Callable
 import numpy as np
 from scipy.special import expit
 
-from ..runner import RoundNoise, RunStreams, run_seed_sequence
-from ..scm import DiscreteSCM
+from ..core.scm import DiscreteSCM
+from ..core.streams import RoundNoise, RunStreams, run_seed_sequence
 
 __all__ = [
     "THETA_STAR",
@@ -59,8 +59,19 @@ THETA_STAR = (-2.0, -2.0, -1.0, 4.0)
 S_DEFAULT = 5.0
 
 #: Directed edges of the extended SFM with the latent ``U`` standing for ``A <-> W``.
-SFM_EDGES = (("U", "A"), ("U", "W"), ("A", "M"), ("W", "M"), ("A", "D"), ("W", "D"), ("M", "D"),
-             ("A", "Y"), ("W", "Y"), ("M", "Y"), ("D", "Y"))
+SFM_EDGES = (
+    ("U", "A"),
+    ("U", "W"),
+    ("A", "M"),
+    ("W", "M"),
+    ("A", "D"),
+    ("W", "D"),
+    ("M", "D"),
+    ("A", "Y"),
+    ("W", "Y"),
+    ("M", "Y"),
+    ("D", "Y"),
+)
 
 
 def sfm_graph():
@@ -119,10 +130,15 @@ def half_scaled_features(raw: np.ndarray) -> np.ndarray:
 
 
 #: Feature maps by name (a parameter of the generator; the notes' choice is ``unit_norm``).
-FEATURE_MAPS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"unit_norm": unit_norm_features, "half_scaled": half_scaled_features}
+FEATURE_MAPS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "unit_norm": unit_norm_features,
+    "half_scaled": half_scaled_features,
+}
 
 
-def raw_features(a: np.ndarray, w: np.ndarray, m: np.ndarray, d: np.ndarray, counterfactual: bool = False) -> np.ndarray:
+def raw_features(
+    a: np.ndarray, w: np.ndarray, m: np.ndarray, d: np.ndarray, counterfactual: bool = False
+) -> np.ndarray:
     """``Z = (a, w, m, d)`` for every candidate, or ``Z^{a'} = (1 - a, w, m, d)``.
 
     Parameters
@@ -182,12 +198,17 @@ class Rounds:
 
     def take(self, index) -> "Rounds":
         """The rounds ``index`` (a slice or an index array)."""
-        return Rounds(*(getattr(self, f)[index] for f in ("a", "w", "m", "d", "x", "x_cf", "reward", "effect")), attempts=self.attempts)
+        return Rounds(
+            *(getattr(self, f)[index] for f in ("a", "w", "m", "d", "x", "x_cf", "reward", "effect")),
+            attempts=self.attempts,
+        )
 
     @staticmethod
     def concatenate(parts: list["Rounds"]) -> "Rounds":
         fields = ("a", "w", "m", "d", "x", "x_cf", "reward", "effect")
-        return Rounds(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields), attempts=sum(p.attempts for p in parts))
+        return Rounds(
+            *(np.concatenate([getattr(p, f) for p in parts]) for f in fields), attempts=sum(p.attempts for p in parts)
+        )
 
 
 class GeneratorCheckError(ValueError):
@@ -280,14 +301,18 @@ class RoundGenerator:
         r = expected_rewards(x, theta)
         effect = expected_rewards(x_cf, theta) - r
         size = np.abs(effect)
-        accepted = (np.sum(size <= self.tau, axis=1) >= self.min_feasible) & (size.min(axis=1) <= self.tau - self.slater_margin)
+        accepted = (np.sum(size <= self.tau, axis=1) >= self.min_feasible) & (
+            size.min(axis=1) <= self.tau - self.slater_margin
+        )
         return Rounds(ctx["A"], ctx["W"], ctx["M"], d, x, x_cf, r, effect, attempts=len(u)), accepted
 
     def draw(self, rng: np.random.Generator, n_rounds: int, batch: int = 512) -> Rounds:
         """``n_rounds`` accepted rounds (one-shot; see :class:`RoundStream` for a stream)."""
         return RoundStream(self, rng, batch=batch).take(n_rounds)
 
-    def check(self, rng: np.random.Generator, n_rounds: int = 20000, tau: float | None = None, strict: bool = True) -> dict[str, float]:
+    def check(
+        self, rng: np.random.Generator, n_rounds: int = 20000, tau: float | None = None, strict: bool = True
+    ) -> dict[str, float]:
         """Does the unconstrained optimum violate the constraint on average?
 
         Draws ``n_rounds`` rounds and evaluates, exactly from ``theta*``, the decision an oracle
@@ -436,7 +461,12 @@ def kappa_feature_space(theta: np.ndarray, feature_map: str = "unit_norm", n_gri
     z = np.sum(FEATURE_MAPS[feature_map](raw) * theta, axis=-1)
     gdot = lambda v: expit(v) * (1 - expit(v))  # noqa: E731
     s = float(np.linalg.norm(theta))
-    return {"kappa_Z": float(1 / gdot(np.abs(z).max())), "kappa": float(1 / gdot(s)), "logit_min": float(z.min()), "logit_max": float(z.max())}
+    return {
+        "kappa_Z": float(1 / gdot(np.abs(z).max())),
+        "kappa": float(1 / gdot(s)),
+        "logit_min": float(z.min()),
+        "logit_max": float(z.max()),
+    }
 
 
 # ---------------------------------------------------------------------------- environment
@@ -467,7 +497,10 @@ class Replicas:
         self.seed, self.prefix = streams.seed, streams.prefix
 
     def generators(self, name: str) -> list[np.random.Generator]:
-        return [np.random.Generator(np.random.PCG64(run_seed_sequence(self.seed, int(b), self.prefix + name))) for b in self.base]
+        return [
+            np.random.Generator(np.random.PCG64(run_seed_sequence(self.seed, int(b), self.prefix + name)))
+            for b in self.base
+        ]
 
     def per_round(self, name: str, shape: tuple[int, ...] = (), kind: str = "uniform") -> RoundNoise:
         return RoundNoise(self.generators(name), shape, kind)
@@ -480,7 +513,9 @@ class Replicas:
         if len(arr) == 1:
             return np.full(len(self.config), arr[0])
         if self.config.max() >= len(arr):
-            raise ValueError(f"{name} gives {len(arr)} configurations but run {int(self.config.argmax())} belongs to configuration {int(self.config.max())}")
+            raise ValueError(
+                f"{name} gives {len(arr)} configurations but run {int(self.config.argmax())} belongs to configuration {int(self.config.max())}"
+            )
         return arr[self.config]
 
 
@@ -536,7 +571,9 @@ class FairLogisticBandit:
         Rounds generated per refill (results do not depend on it).
     """
 
-    def __init__(self, generator: RoundGenerator | None = None, tau=None, replications: int | None = None, chunk: int = 256):
+    def __init__(
+        self, generator: RoundGenerator | None = None, tau=None, replications: int | None = None, chunk: int = 256
+    ):
         self.generator = generator if generator is not None else RoundGenerator()
         self.tau = self.generator.tau if tau is None else tau
         if np.any(np.asarray(self.tau, dtype=float) < 0):
@@ -567,7 +604,9 @@ class FairLogisticBandit:
         tau = self._taus[:, None, None]
         best = best_feasible(r, e, tau)
         if not np.all(np.isfinite(best["value"])):
-            raise ValueError(f"a round has no decision with |Delta| <= tau={self.tau}; lower slater_margin or raise tau")
+            raise ValueError(
+                f"a round has no decision with |Delta| <= tau={self.tau}; lower slater_margin or raise tau"
+            )
         self._buf = {
             "x": np.stack([p.x for p in parts])[inv],
             "x_cf": np.stack([p.x_cf for p in parts])[inv],

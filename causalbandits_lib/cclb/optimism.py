@@ -81,7 +81,9 @@ class _SupportFamily:
         Q0 = np.add.reduce(self.xx * inv, axis=0)
         ss = s * (1.0 - s)
         rho = np.maximum(1.0 - ss * S2 * W0, 1e-300)
-        u1 = -S2 * ((1.0 - 2.0 * s) * W0 - ss * np.add.reduce(self.acc_e * inv2, axis=0)) * Q0 - rho * np.add.reduce(self.xx_e * inv2, axis=0)
+        u1 = -S2 * ((1.0 - 2.0 * s) * W0 - ss * np.add.reduce(self.acc_e * inv2, axis=0)) * Q0 - rho * np.add.reduce(
+            self.xx_e * inv2, axis=0
+        )
         return -S2 * np.add.reduce(self.xac * inv2, axis=0) + u1 / (2.0 * np.sqrt(rho * Q0))
 
     def slope_curvature(self, s):
@@ -120,7 +122,9 @@ class _SupportFamily:
         return value, m + scale * self.x * inv
 
 
-def _minimise_support(fam: _SupportFamily, hint: np.ndarray | None = None, newton_steps: int = 6, max_iter: int = 100, s_tol: float = 1e-9) -> np.ndarray:
+def _minimise_support(
+    fam: _SupportFamily, hint: np.ndarray | None = None, newton_steps: int = 6, max_iter: int = 100, s_tol: float = 1e-9
+) -> np.ndarray:
     """``argmin_{s in [0, 1]} h(s)`` for every column.
 
     With a hint (the solution of a similar problem, e.g. the previous round's), Newton's
@@ -192,13 +196,29 @@ def _minimise_support(fam: _SupportFamily, hint: np.ndarray | None = None, newto
         if n_active <= len(active) // 2:  # shrink the working set as columns converge
             s[idx[~active]] = x[~active]
             keep = np.flatnonzero(active)
-            idx, x, lo, hi, flo, fhi, side, active = idx[keep], x[keep], lo[keep], hi[keep], flo[keep], fhi[keep], side[keep], active[keep]
+            idx, x, lo, hi, flo, fhi, side, active = (
+                idx[keep],
+                x[keep],
+                lo[keep],
+                hi[keep],
+                flo[keep],
+                fhi[keep],
+                side[keep],
+                active[keep],
+            )
             sub = sub.subset(keep)
     s[idx] = x
     return s
 
 
-def model_support(model: QuadraticModel, radius2: np.ndarray, S: float, x: np.ndarray, hint: np.ndarray | None = None, return_s: bool = False):
+def model_support(
+    model: QuadraticModel,
+    radius2: np.ndarray,
+    S: float,
+    x: np.ndarray,
+    hint: np.ndarray | None = None,
+    return_s: bool = False,
+):
     """Support function of ``{1/2 (theta - c)^T H_r (theta - c) <= radius2} cap {||theta|| <= S}``
     (``c``, ``H_r`` from ``model``) at the candidates ``x``, with the maximisers.
 
@@ -375,7 +395,9 @@ def ball_halfspace_support(x: np.ndarray, A: np.ndarray, b: np.ndarray, S: float
         xp = x - xa[:, None] * ahat
         xpn = np.sqrt(np.sum(xp * xp, axis=-1))
         r = np.sqrt(np.maximum(S * S - beta * beta, 0.0))
-        theta = beta[:, None] * ahat + r[:, None] * np.divide(xp, xpn[:, None], out=np.zeros_like(xp), where=xpn[:, None] > 0)
+        theta = beta[:, None] * ahat + r[:, None] * np.divide(
+            xp, xpn[:, None], out=np.zeros_like(xp), where=xpn[:, None] > 0
+        )
         ok = (np.abs(beta) <= S) & feasible(theta)
         best = np.where(ok, np.maximum(best, xa * beta + xpn * r), best)
     gram = np.einsum("nik,njk->nij", A, A)
@@ -396,5 +418,3 @@ def _repeat_model(model: QuadraticModel, m: int) -> QuadraticModel:
     for name in ("theta0", "grad", "eigval", "eigvec", "center_bar", "center"):
         setattr(out, name, np.repeat(getattr(model, name), m, axis=0))
     return out
-
-

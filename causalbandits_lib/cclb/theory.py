@@ -48,7 +48,9 @@ def lp_dual_variable(reward: np.ndarray, effect: np.ndarray, tau: float) -> tupl
     c = np.abs(np.asarray(effect, dtype=float)) - tau
     with np.errstate(divide="ignore", invalid="ignore"):
         cross = (r[:, :, None] - r[:, None, :]) / (c[:, :, None] - c[:, None, :])
-    cand = np.concatenate([np.zeros((len(r), 1)), np.where(np.isfinite(cross) & (cross > 0), cross, 0.0).reshape(len(r), -1)], axis=1)
+    cand = np.concatenate(
+        [np.zeros((len(r), 1)), np.where(np.isfinite(cross) & (cross > 0), cross, 0.0).reshape(len(r), -1)], axis=1
+    )
     q = np.max(r[:, None, :] - cand[:, :, None] * c[:, None, :], axis=2)  # (N, candidates)
     best = np.argmin(q, axis=1)
     rows = np.arange(len(r))
@@ -101,7 +103,9 @@ def _logistic_terms(T, n: int, S: float, kappa_Z: float, constants=(1.0, 1.0, 1.
     }
 
 
-def theorem1_shape(T, n: int, S: float, kappa_Z: float, rho: float, constants=(1.0, 1.0, 1.0, 1.0)) -> dict[str, np.ndarray]:
+def theorem1_shape(
+    T, n: int, S: float, kappa_Z: float, rho: float, constants=(1.0, 1.0, 1.0, 1.0)
+) -> dict[str, np.ndarray]:
     """Shape of Theorem 1 (reconstructed): with probability at least ``1 - alpha``,
 
     ``R+(T) <= rho [C1 n S log(T) sqrt(T) + C2 n^2 S^2 log(T)^2 + C3 kappa_Z n^2 S^2 log(T)^2] + C4 rho sqrt(T)``,
@@ -117,7 +121,9 @@ def theorem1_shape(T, n: int, S: float, kappa_Z: float, rho: float, constants=(1
     return {**terms, "dual": rho * root, "regret": rho * logistic + rho * root, "violation": logistic + root}
 
 
-def theorem2_shape(T, n: int, S: float, kappa_Z: float, rho: float, eps: float, constants=(1.0, 1.0, 1.0, 1.0)) -> dict[str, np.ndarray]:
+def theorem2_shape(
+    T, n: int, S: float, kappa_Z: float, rho: float, eps: float, constants=(1.0, 1.0, 1.0, 1.0)
+) -> dict[str, np.ndarray]:
     """Shape of Theorem 2 (epsilon-CCLB, reconstructed): the regret against the tightened benchmark
     gains ``rho sqrt(T) ((1+eps)^2 - 1)`` over Theorem 1 and the violation bound loses ``eps T``
     (it may be negative: then the guarantee is zero violation)."""
@@ -156,4 +162,3 @@ def proposition4_threshold(T, n: int, S: float, kappa_Z: float, constants=(1.0, 
     with np.errstate(invalid="ignore"):
         root = (-b - np.sqrt(disc)) / (2.0 * a)
     return np.where(disc >= 0, root, np.nan)
-

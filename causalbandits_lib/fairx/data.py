@@ -2,9 +2,9 @@
 stand-in), a mediamill-shaped synthetic set, and the paper's 20/80 validation/test split.
 
 - :func:`load_yeast`: the MULAN multi-label yeast file (2,417 examples, 103 features, 14 labels)
-  through :func:`causalbandits_lib.datasets.fetch`, read with ``scipy.io.arff.loadarff``. Without
+  through :func:`causalbandits_lib.core.datasets.fetch`, read with ``scipy.io.arff.loadarff``. Without
   the file a synthetic stand-in with yeast's label frequencies is returned, flagged
-  ``stand_in=True`` (and announced by a :class:`~causalbandits_lib.datasets.StandInWarning`).
+  ``stand_in=True`` (and announced by a :class:`~causalbandits_lib.core.datasets.StandInWarning`).
 - :func:`mediamill_like`: mediamill (43,907 × 120, 101 labels) cannot be obtained offline; this
   generator has its shape (120 features, 101 labels, label cardinality about 4.4, a heavy-tailed
   label-frequency profile) and is always labelled as synthetic.
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from .. import datasets
+from ..core import datasets
 
 __all__ = [
     "YEAST_LABEL_COUNTS",
@@ -65,7 +65,7 @@ def load_yeast(allow_stand_in: bool = True, stand_in_seed: int = 0) -> MultiLabe
     ----------
     allow_stand_in : bool
         Without the file (or without a data folder), return :func:`yeast_stand_in` instead of
-        raising :class:`~causalbandits_lib.datasets.DataUnavailable`.
+        raising :class:`~causalbandits_lib.core.datasets.DataUnavailable`.
     stand_in_seed : int
         Seed of the stand-in's generator.
 
@@ -86,13 +86,17 @@ def load_yeast(allow_stand_in: bool = True, stand_in_seed: int = 0) -> MultiLabe
     feature_names = [n for n in names if n.startswith("Att")]
     label_names = [n for n in names if n.startswith("Class")]
     if len(feature_names) != 103 or len(label_names) != 14:
-        raise ValueError(f"yeast.arff: expected 103 features and 14 labels, found {len(feature_names)} and {len(label_names)}")
+        raise ValueError(
+            f"yeast.arff: expected 103 features and 14 labels, found {len(feature_names)} and {len(label_names)}"
+        )
     features = np.stack([np.asarray(data[n], dtype=float) for n in feature_names], axis=1)
     labels = np.stack([(np.asarray(data[n]) == b"1").astype(np.int8) for n in label_names], axis=1)
     return MultiLabelData("yeast", features, labels, dict(files.provenance))
 
 
-def synthetic_multilabel(rng: np.random.Generator, n: int, n_features: int, frequencies, latent_dim: int = 8, noise: float = 1.0):
+def synthetic_multilabel(
+    rng: np.random.Generator, n: int, n_features: int, frequencies, latent_dim: int = 8, noise: float = 1.0
+):
     """Features and labels from a latent probit model with given label frequencies.
 
     ``x = normalise(B h + e)`` with a shared latent ``h ~ N(0, I)``; label ``a`` is
@@ -131,7 +135,9 @@ def yeast_stand_in(seed: int = 0, reason: str = "file not found") -> MultiLabelD
     return MultiLabelData("yeast (STAND-IN)", features, labels, prov)
 
 
-def mediamill_like_frequencies(n_labels: int = 101, top: float = 0.7, exponent: float = 0.9, floor: float = 0.002) -> np.ndarray:
+def mediamill_like_frequencies(
+    n_labels: int = 101, top: float = 0.7, exponent: float = 0.9, floor: float = 0.002
+) -> np.ndarray:
     """Heavy-tailed label frequencies ``max(top · k^(−exponent), floor)``, ``k = 1..n_labels``
     (the book's choice; with the defaults the label cardinality is about 4.3, near mediamill's
     4.38)."""
@@ -139,12 +145,16 @@ def mediamill_like_frequencies(n_labels: int = 101, top: float = 0.7, exponent: 
     return np.maximum(top * k ** (-float(exponent)), floor)
 
 
-def mediamill_like(seed: int = 0, n_examples: int = 43907, n_features: int = 120, n_labels: int = 101) -> MultiLabelData:
+def mediamill_like(
+    seed: int = 0, n_examples: int = 43907, n_features: int = 120, n_labels: int = 101
+) -> MultiLabelData:
     """A synthetic data set with mediamill's shape (Snoek et al. 2006): 120 features, 101 labels,
     heavy-tailed label frequencies. Not the real data, which is not available offline; every
     result computed from it is labelled as coming from this stand-in."""
     rng = np.random.default_rng(seed)
-    features, labels = synthetic_multilabel(rng, int(n_examples), int(n_features), mediamill_like_frequencies(n_labels), latent_dim=12)
+    features, labels = synthetic_multilabel(
+        rng, int(n_examples), int(n_features), mediamill_like_frequencies(n_labels), latent_dim=12
+    )
     prov = {
         "name": "mediamill-like",
         "stand_in": True,
@@ -156,11 +166,15 @@ def mediamill_like(seed: int = 0, n_examples: int = 43907, n_features: int = 120
     return MultiLabelData("mediamill-like (synthetic)", features, labels, prov)
 
 
-def validation_test_split(data: MultiLabelData, rng: np.random.Generator, validation_fraction: float = 0.2) -> tuple[MultiLabelData, MultiLabelData]:
+def validation_test_split(
+    data: MultiLabelData, rng: np.random.Generator, validation_fraction: float = 0.2
+) -> tuple[MultiLabelData, MultiLabelData]:
     """Random split into a validation part (hyper-parameter tuning) and a test part (§5.1: 20/80)."""
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction={validation_fraction} must lie strictly between 0 and 1")
     n = len(data.labels)
     perm = rng.permutation(n)
     n_val = int(round(validation_fraction * n))
-    return data.subset(np.sort(perm[:n_val]), data.name + " validation"), data.subset(np.sort(perm[n_val:]), data.name + " test")
+    return data.subset(np.sort(perm[:n_val]), data.name + " validation"), data.subset(
+        np.sort(perm[n_val:]), data.name + " test"
+    )

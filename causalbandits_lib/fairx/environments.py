@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runner import RunStreams
+from ..core.streams import RunStreams
 
 __all__ = [
     "ArmsBandit",
@@ -246,7 +246,9 @@ class GaussianContextBandit:
         return {"reward": reward, "arm_means": self._means}
 
 
-def random_fourier_contexts(features, n_arms: int, dim: int = 50, bandwidth: float = 1.0, rng: np.random.Generator | None = None) -> np.ndarray:
+def random_fourier_contexts(
+    features, n_arms: int, dim: int = 50, bandwidth: float = 1.0, rng: np.random.Generator | None = None
+) -> np.ndarray:
     """Random Fourier features (Rahimi and Recht 2007) of the example-arm outer product (§5.1).
 
     The input of arm ``a`` for example ``x`` is ``vec(x ⊗ e_a)``: ``x`` placed in block ``a`` of a

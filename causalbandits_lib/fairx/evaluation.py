@@ -3,7 +3,7 @@ with, log-log slopes and the validation-split grid search.
 
 Two ways to run a FairX algorithm, with identical numbers:
 
-- the protocol path: :func:`causalbandits_lib.runner.simulate` with
+- the protocol path: :func:`causalbandits_lib.core.runner.simulate` with
   ``metrics=("policy", "arm_means")`` stores the deployed policy and the exact arm means of every
   round (arrays of shape ``(R, T, G, K)``), and :func:`regrets_from_simulation` turns them into
   per-round regrets. Memory grows with ``T·K``, so it serves short horizons and the tests;
@@ -22,9 +22,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..plotting import loglog_slope
-from ..records import curve_points
-from ..runner import RunStreams, SimulationResult, run_indices
+from ..core.curves import curve_points, loglog_slope
+from ..core.runner import SimulationResult
+from ..core.streams import RunStreams, run_indices
 from .merit import fairness_regret_per_round, optimal_fair_policy
 
 __all__ = [
@@ -105,7 +105,18 @@ class FairnessRun:
         """The runs of configuration ``g`` only (G = 1)."""
         sl = slice(g, g + 1)
         rounds = None if self.rounds is None else self.rounds[:, sl]
-        return FairnessRun(self.t, self.fairness[:, sl], self.reward[:, sl], {k: v[:, sl] for k, v in self.exposure.items()}, self.runs, self.seed, self.T, self.seconds, dict(self.info), rounds)
+        return FairnessRun(
+            self.t,
+            self.fairness[:, sl],
+            self.reward[:, sl],
+            {k: v[:, sl] for k, v in self.exposure.items()},
+            self.runs,
+            self.seed,
+            self.T,
+            self.seconds,
+            dict(self.info),
+            rounds,
+        )
 
     def slope(self, g: int = 0, which: str = "fairness") -> float:
         """Log-log slope of the mean (over runs) cumulative regret over the second half."""
@@ -133,7 +144,7 @@ def run_fairness(
     """Step ``policy`` against ``env`` for ``T`` rounds and keep only running regret sums.
 
     The streams, the order of calls and the arithmetic are those of
-    :func:`causalbandits_lib.runner.simulate` followed by :func:`regrets_from_simulation`, so the
+    :func:`causalbandits_lib.core.runner.simulate` followed by :func:`regrets_from_simulation`, so the
     numbers equal theirs bit for bit (tested); memory does not grow with ``T``.
 
     Parameters
@@ -143,7 +154,7 @@ def run_fairness(
         (R, K); the policy must expose ``policy`` (R, G, K) after ``select``.
     merit : merit function defining π* (one ``c`` per configuration).
     T, seed, n_runs, runs
-        As in :func:`~causalbandits_lib.runner.simulate`.
+        As in :func:`~causalbandits_lib.core.runner.simulate`.
     checkpoints : sequence of int, optional
         1-based rounds at which cumulative regrets are kept (default :func:`checkpoints_for`).
     exposure_at : sequence of int
@@ -205,7 +216,9 @@ def run_fairness(
             j += 1
         if t + 1 in expo_marks:
             exposure[t + 1] = expo_sum / (t + 1)
-    return FairnessRun(pts, fr_out, rr_out, exposure, run_idx, int(seed), T, time.perf_counter() - started, rounds=n_out)
+    return FairnessRun(
+        pts, fr_out, rr_out, exposure, run_idx, int(seed), T, time.perf_counter() - started, rounds=n_out
+    )
 
 
 def regrets_from_simulation(result: SimulationResult, merit) -> tuple[np.ndarray, np.ndarray]:
@@ -239,7 +252,7 @@ def regrets_from_simulation(result: SimulationResult, merit) -> tuple[np.ndarray
 
 
 def curve_summary(t: np.ndarray, cumulative: np.ndarray) -> dict[str, Any]:
-    """A record curve (the format of :func:`causalbandits_lib.records.summarise_curve`) from
+    """A record curve (the format of :func:`causalbandits_lib.core.curves.summarise_curve`) from
     cumulative values already taken at rounds ``t``.
 
     Parameters

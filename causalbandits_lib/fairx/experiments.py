@@ -88,18 +88,30 @@ class Algorithm:
 
 MAB_ALGORITHMS = {
     "FairX-UCB": Algorithm("FairX-UCB", lambda merit, K, d, w0: mab.FairXUCB(merit, w0, K), True),
-    "FairX-TS": Algorithm("FairX-TS", lambda merit, K, d, prior_sd, reward_sd: mab.FairXTS(merit, prior_sd, reward_sd, K), True),
+    "FairX-TS": Algorithm(
+        "FairX-TS", lambda merit, K, d, prior_sd, reward_sd: mab.FairXTS(merit, prior_sd, reward_sd, K), True
+    ),
     "FairX-EG": Algorithm("FairX-EG", lambda merit, K, d, epsilon: mab.FairXEG(merit, epsilon, K), True),
     "UCB": Algorithm("UCB", lambda merit, K, d, w0: mab.UCB(w0, K), False),
     "TS": Algorithm("TS", lambda merit, K, d, prior_sd, reward_sd: mab.ThompsonSampling(prior_sd, reward_sd, K), False),
     "EG": Algorithm("EG", lambda merit, K, d, epsilon: mab.EpsilonGreedy(epsilon, K), False),
 }
 LINEAR_ALGORITHMS = {
-    "FairX-LinUCB": Algorithm("FairX-LinUCB", lambda merit, K, d, beta, ridge: linear.FairXLinUCB(merit, beta, ridge, d, K), True),
-    "FairX-LinTS": Algorithm("FairX-LinTS", lambda merit, K, d, prior_sd, reward_sd: linear.FairXLinTS(merit, prior_sd, reward_sd, d, K), True),
-    "FairX-LinEG": Algorithm("FairX-LinEG", lambda merit, K, d, epsilon, ridge: linear.FairXLinEG(merit, epsilon, ridge, d, K), True),
+    "FairX-LinUCB": Algorithm(
+        "FairX-LinUCB", lambda merit, K, d, beta, ridge: linear.FairXLinUCB(merit, beta, ridge, d, K), True
+    ),
+    "FairX-LinTS": Algorithm(
+        "FairX-LinTS",
+        lambda merit, K, d, prior_sd, reward_sd: linear.FairXLinTS(merit, prior_sd, reward_sd, d, K),
+        True,
+    ),
+    "FairX-LinEG": Algorithm(
+        "FairX-LinEG", lambda merit, K, d, epsilon, ridge: linear.FairXLinEG(merit, epsilon, ridge, d, K), True
+    ),
     "LinUCB": Algorithm("LinUCB", lambda merit, K, d, beta, ridge: linear.LinUCB(beta, ridge, d, K), False),
-    "LinTS": Algorithm("LinTS", lambda merit, K, d, prior_sd, reward_sd: linear.LinTS(prior_sd, reward_sd, d, K), False),
+    "LinTS": Algorithm(
+        "LinTS", lambda merit, K, d, prior_sd, reward_sd: linear.LinTS(prior_sd, reward_sd, d, K), False
+    ),
 }
 
 
@@ -184,11 +196,11 @@ def tune_and_test(
     ``fixed`` gives hyper-parameters for algorithms that are not tuned (no grid search); the
     validation and test runs use different seeds (``seed`` and ``seed + 1``).
 
-    Each algorithm is one task of :func:`causalbandits_lib.sweep.map_tasks`: with ``jobs > 1`` the
+    Each algorithm is one task of :func:`causalbandits_lib.core.parallel.map_tasks`: with ``jobs > 1`` the
     algorithms run on that many worker processes, with ``scheduler`` on a Dask cluster. A task's
     numbers depend only on its seeds, so the results are the same however it is run.
     """
-    from ..sweep import map_tasks
+    from ..core.parallel import map_tasks
 
     tasks = [
         dict(
@@ -218,7 +230,21 @@ def tune_and_test(
 
 
 def _tune_and_test_one(
-    name, algorithm, grid, fixed_values, c_values, validation_env, test_env, n_arms, dim, T_tune, n_tune_runs, T, n_runs, seed, exposure_at
+    name,
+    algorithm,
+    grid,
+    fixed_values,
+    c_values,
+    validation_env,
+    test_env,
+    n_arms,
+    dim,
+    T_tune,
+    n_tune_runs,
+    T,
+    n_runs,
+    seed,
+    exposure_at,
 ) -> Tuned:
     """One algorithm of :func:`tune_and_test` (a module-level function, so workers can run it)."""
 
@@ -236,7 +262,9 @@ def _tune_and_test_one(
     return Tuned(name, c_values, result, chosen, test)
 
 
-def record_results(nb, results: Mapping[str, Tuned], prefix: str, c_index: int | None = None, slopes: bool = True) -> dict[str, dict[str, float]]:
+def record_results(
+    nb, results: Mapping[str, Tuned], prefix: str, c_index: int | None = None, slopes: bool = True
+) -> dict[str, dict[str, float]]:
     """Record ``<prefix>final_fairness_regret.<alg>``, ``<prefix>final_reward_regret.<alg>`` and
     ``<prefix>fairness_regret_slope.<alg>`` (mean over runs; slope over the second half) and the
     two curves, for configuration ``c_index`` (or for every ``c`` with a ``.c_<c>`` suffix).
@@ -274,11 +302,15 @@ def plot_regrets(axes, results: Mapping[str, Tuned], g: int = 0, x: str = "round
         style = "-" if res.test.info.get("fair", name.startswith("FairX")) else "--"
         (line,) = ax_fr.plot(t, fr.mean(axis=0), style, label=name)
         if fr.shape[0] > 1:
-            ax_fr.fill_between(t, *np.quantile(fr, [0.05, 0.95], axis=0), color=line.get_color(), alpha=0.2, linewidth=0)
+            ax_fr.fill_between(
+                t, *np.quantile(fr, [0.05, 0.95], axis=0), color=line.get_color(), alpha=0.2, linewidth=0
+            )
         if reward_for == "all" or name.startswith("FairX"):
             ax_rr.plot(t, rr.mean(axis=0), style, color=line.get_color(), label=name)
             if rr.shape[0] > 1:
-                ax_rr.fill_between(t, *np.quantile(rr, [0.05, 0.95], axis=0), color=line.get_color(), alpha=0.2, linewidth=0)
+                ax_rr.fill_between(
+                    t, *np.quantile(rr, [0.05, 0.95], axis=0), color=line.get_color(), alpha=0.2, linewidth=0
+                )
     ax_fr.set_xscale("log")
     ax_fr.set_yscale("log")
     ax_fr.set_xlabel("round t" if x == "rounds" else "accepted rounds t")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runner import RunStreams
+from ..core.streams import RunStreams
 from .mab import _fair_sample, _n_configs, config_array
 from .merit import sample_from_policy
 from .optimism import optimistic_ellipsoid_pgd

@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runner import RunStreams
+from ..core.streams import RunStreams
 from .merit import ExpMerit, sample_from_policy, softmax_and_sample
 from .optimism import optimistic_box_exact, optimistic_box_pgd, pgd_exp_scores
 
 __all__ = ["FairXUCB", "FairXTS", "FairXEG", "UCB", "ThompsonSampling", "EpsilonGreedy", "config_array"]
 
 
-def config_array(name: str, value, positive: bool = False, nonnegative: bool = False, at_most: float | None = None) -> np.ndarray:
+def config_array(
+    name: str, value, positive: bool = False, nonnegative: bool = False, at_most: float | None = None
+) -> np.ndarray:
     """A per-configuration hyper-parameter as a 1-d float array, checked where it enters."""
     arr = np.atleast_1d(np.asarray(value, dtype=float))
     if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)):

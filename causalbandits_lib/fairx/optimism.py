@@ -92,7 +92,9 @@ def optimistic_box_exact(merit, lower, upper) -> tuple[np.ndarray, np.ndarray]:
         ``V*``.
     """
     if not getattr(merit, "endpoint_maximal", False) or not hasattr(merit, "threshold"):
-        raise ValueError(f"the exact box solver needs a merit whose f(m)(m - λ) peaks at an interval end; {merit!r} is not one")
+        raise ValueError(
+            f"the exact box solver needs a merit whose f(m)(m - λ) peaks at an interval end; {merit!r} is not one"
+        )
     lower, upper = _check_box(lower, upper)
     tau = merit.threshold(lower, upper)
     order = np.argsort(-tau, axis=-1, kind="stable")

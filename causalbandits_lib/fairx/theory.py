@@ -61,13 +61,17 @@ def theory_width(T, K: int, delta: float):
 def fairx_ucb_fairness_bound(T, K: int, delta: float, L_over_gamma):
     """(B1): ``FR_T <= 2K + (4L/γ)√(2 ln(4TK/δ)) (√(2T ln(4/δ)) + 2√(TK))`` w.p. ``>= 1 − δ``."""
     T = _T(T)
-    return 2 * K + 4 * L_over_gamma * np.sqrt(2 * np.log(4 * T * K / delta)) * (np.sqrt(2 * T * np.log(4 / delta)) + 2 * np.sqrt(T * K))
+    return 2 * K + 4 * L_over_gamma * np.sqrt(2 * np.log(4 * T * K / delta)) * (
+        np.sqrt(2 * T * np.log(4 / delta)) + 2 * np.sqrt(T * K)
+    )
 
 
 def fairx_ucb_reward_bound(T, K: int, delta: float):
     """(B2): ``RR_T <= 2K + 2√(2 ln(4TK/δ)) (√(2T ln(4/δ)) + 2√(TK))`` (no merit condition)."""
     T = _T(T)
-    return 2 * K + 2 * np.sqrt(2 * np.log(4 * T * K / delta)) * (np.sqrt(2 * T * np.log(4 / delta)) + 2 * np.sqrt(T * K))
+    return 2 * K + 2 * np.sqrt(2 * np.log(4 * T * K / delta)) * (
+        np.sqrt(2 * T * np.log(4 / delta)) + 2 * np.sqrt(T * K)
+    )
 
 
 def linucb_beta(t, d: int, delta: float, W: float = 1.0):
@@ -79,13 +83,22 @@ def linucb_beta(t, d: int, delta: float, W: float = 1.0):
 def fairx_linucb_fairness_bound(T, d: int, delta: float, L_over_gamma, W: float = 1.0):
     """(B3) = (P10): ``(4L√β_T/γ)(√(2Td ln(1 + T/d)) + √(2T ln(4/δ)))``."""
     T = _T(T)
-    return 4 * L_over_gamma * np.sqrt(linucb_beta(T, d, delta, W)) * (np.sqrt(2 * T * d * np.log(1 + T / d)) + np.sqrt(2 * T * np.log(4 / delta)))
+    return (
+        4
+        * L_over_gamma
+        * np.sqrt(linucb_beta(T, d, delta, W))
+        * (np.sqrt(2 * T * d * np.log(1 + T / d)) + np.sqrt(2 * T * np.log(4 / delta)))
+    )
 
 
 def fairx_linucb_reward_bound(T, d: int, delta: float, W: float = 1.0):
     """(B4): ``2√β_T (√(2Td ln(1 + T/d)) + 2√(2T ln(4/δ)))``."""
     T = _T(T)
-    return 2 * np.sqrt(linucb_beta(T, d, delta, W)) * (np.sqrt(2 * T * d * np.log(1 + T / d)) + 2 * np.sqrt(2 * T * np.log(4 / delta)))
+    return (
+        2
+        * np.sqrt(linucb_beta(T, d, delta, W))
+        * (np.sqrt(2 * T * d * np.log(1 + T / d)) + 2 * np.sqrt(2 * T * np.log(4 / delta)))
+    )
 
 
 def fairx_lints_fairness_bound(T, d: int, K: int, L_over_gamma):
@@ -95,7 +108,9 @@ def fairx_lints_fairness_bound(T, d: int, K: int, L_over_gamma):
     """
     T = _T(T)
     dp = 1.0 / (K * T)
-    main = (1 + np.sqrt(2 * np.log(K * T / dp))) * (np.sqrt(2 * T * d * np.log(1 + T / d)) + np.sqrt(2 * T * np.log(4 * T)) + 1)
+    main = (1 + np.sqrt(2 * np.log(K * T / dp))) * (
+        np.sqrt(2 * T * d * np.log(1 + T / d)) + np.sqrt(2 * T * np.log(4 * T)) + 1
+    )
     return 4 * L_over_gamma * (main + np.sqrt(K) * (np.sqrt(T * dp) + dp))
 
 

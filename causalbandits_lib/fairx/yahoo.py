@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from ..runner import RunStreams
+from ..core.streams import RunStreams
 
 __all__ = ["ClickLog", "YahooLikeSimulator", "ReplayEnvironment", "replay_policy_value"]
 
@@ -102,16 +102,28 @@ class YahooLikeSimulator:
         Standard deviation of the day-to-day random walk of each article's popularity (logit).
     """
 
-    def __init__(self, seed: int = 0, n_articles: int = 271, pool_size: int = 20, n_days: int = 10, target_ctr: float = 0.0357, drift_sd: float = 0.3):
+    def __init__(
+        self,
+        seed: int = 0,
+        n_articles: int = 271,
+        pool_size: int = 20,
+        n_days: int = 10,
+        target_ctr: float = 0.0357,
+        drift_sd: float = 0.3,
+    ):
         if not 2 <= pool_size < n_articles:
             raise ValueError(f"pool_size={pool_size} must be at least 2 and below n_articles={n_articles}")
         if not 0 < target_ctr < 0.5 or n_days < 1 or drift_sd < 0:
-            raise ValueError(f"target_ctr={target_ctr} must lie in (0, 0.5), n_days={n_days} >= 1, drift_sd={drift_sd} >= 0")
+            raise ValueError(
+                f"target_ctr={target_ctr} must lie in (0, 0.5), n_days={n_days} >= 1, drift_sd={drift_sd} >= 0"
+            )
         rng = np.random.default_rng(seed)
         self.n_articles, self.pool_size, self.n_days = int(n_articles), int(pool_size), int(n_days)
         self.article_features = np.column_stack([rng.dirichlet(np.full(5, 0.5), n_articles), np.ones(n_articles)])
         self.interaction = rng.normal(0.0, 1.5, size=(6, 6))
-        self.popularity = rng.normal(0.0, 0.6, size=n_articles)[None, :] + np.cumsum(rng.normal(0.0, drift_sd, size=(n_days, n_articles)), axis=0)
+        self.popularity = rng.normal(0.0, 0.6, size=n_articles)[None, :] + np.cumsum(
+            rng.normal(0.0, drift_sd, size=(n_days, n_articles)), axis=0
+        )
         self._user_alpha = np.full(5, 0.5)
         self.intercept = 0.0
         probe = self._draw_users(np.random.default_rng(seed + 1), 20000)
@@ -133,7 +145,11 @@ class YahooLikeSimulator:
         """Exact click probability of each (user, article) pair: users (n, 6), articles (n, P) ids,
         days (n,) → (n, P)."""
         a = self.article_features[articles]  # (n, P, 6)
-        logit = np.einsum("ni,ij,npj->np", users, self.interaction, a) + self.popularity[days[:, None], articles] + self.intercept
+        logit = (
+            np.einsum("ni,ij,npj->np", users, self.interaction, a)
+            + self.popularity[days[:, None], articles]
+            + self.intercept
+        )
         return expit(logit)
 
     def pool_at(self, events: np.ndarray, n_events: int) -> np.ndarray:

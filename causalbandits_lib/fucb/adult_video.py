@@ -31,7 +31,7 @@ parameter:
 Without the Adult files (``CAUSALBANDITS_DATA_DIR`` unset or empty), :func:`load_adult_users`
 builds a synthetic stand-in that reproduces the joint distribution of the binarised features listed
 in the chapter's reading notes, and flags it (``stand_in: true`` in the provenance, a
-:class:`~causalbandits_lib.datasets.StandInWarning`).
+:class:`~causalbandits_lib.core.datasets.StandInWarning`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from typing import Sequence
 import networkx as nx
 import numpy as np
 
-from .. import datasets
-from ..scm import DiscreteSCM
+from ..core import datasets
+from ..core.scm import DiscreteSCM
 from .counterfactual import monotone_discrepancy_table
 from .environment import CausalBanditEnv, UserSequence
 
@@ -74,8 +74,21 @@ REWARD_PARENTS = ("age", "income", "ratings", "views")
 #: Background knowledge for structure learning (earlier tiers may cause later ones, never the reverse).
 TEMPORAL_ORDER = (("sex",), ("race",), ("age",), ("income",))
 ADULT_COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
 )
 
 #: The stand-in's joint distribution over (age >= 37, male, White): P(cell) and P(>50K | cell), from
@@ -137,7 +150,7 @@ def load_adult_users(
     ----------
     age_threshold : float
     allow_download : bool
-        Let :func:`causalbandits_lib.datasets.fetch` try the public sources (default no: the book
+        Let :func:`causalbandits_lib.core.datasets.fetch` try the public sources (default no: the book
         never downloads at run time; point ``CAUSALBANDITS_DATA_DIR`` at a copy instead).
     stand_in_rng : numpy.random.Generator, optional
         Generator of the stand-in (required to build it; pass a seeded one).
@@ -148,8 +161,8 @@ def load_adult_users(
     users : int array, shape (n, 4)
         Columns :data:`USER_NODES`.
     provenance : dict
-        From :func:`~causalbandits_lib.datasets.fetch` (checksums) or
-        :func:`~causalbandits_lib.datasets.stand_in_provenance` (``stand_in: True``).
+        From :func:`~causalbandits_lib.core.datasets.fetch` (checksums) or
+        :func:`~causalbandits_lib.core.datasets.stand_in_provenance` (``stand_in: True``).
     """
     try:
         files = datasets.fetch("adult", allow_download=allow_download)
@@ -185,7 +198,9 @@ def split_users(users: np.ndarray, n_users: int, rng: np.random.Generator) -> tu
     return users[idx[:half]], users[idx[half:]]
 
 
-def learn_user_graph(offline: np.ndarray, significance: float = 0.01, temporal_order: Sequence[Sequence[str]] = TEMPORAL_ORDER) -> nx.DiGraph:
+def learn_user_graph(
+    offline: np.ndarray, significance: float = 0.01, temporal_order: Sequence[Sequence[str]] = TEMPORAL_ORDER
+) -> nx.DiGraph:
     """The user-feature graph learned from ``offline`` rows by pgmpy's PC (stable, chi-square)
     with ``temporal_order`` as background knowledge; undirected edges are oriented along the order.
     """

@@ -24,7 +24,7 @@ from typing import Hashable, Mapping, Sequence
 import networkx as nx
 import numpy as np
 
-from ..scm import DiscreteSCM, NotIdentifiableError
+from ..core.scm import DiscreteSCM, NotIdentifiableError
 from .environment import CellDecomposition
 
 __all__ = [
@@ -61,7 +61,9 @@ def identified_counterfactual_means(dec: CellDecomposition, cf_contexts: np.ndar
     return np.moveaxis((probs * m).sum(axis=-1), 1, -1)
 
 
-def identified_discrepancy(dec: CellDecomposition, cf_contexts: np.ndarray, s_plus: int = 1, s_minus: int = 0) -> np.ndarray:
+def identified_discrepancy(
+    dec: CellDecomposition, cf_contexts: np.ndarray, s_plus: int = 1, s_minus: int = 0
+) -> np.ndarray:
     """``Δ(x, a) = μ_{a,s+}(x) − μ_{a,s−}(x)`` by Eq. 8, shape ``(n_contexts, n_arms)``."""
     mu = identified_counterfactual_means(dec, cf_contexts)
     return mu[..., s_plus] - mu[..., s_minus]
@@ -86,24 +88,36 @@ def theorem2_bounds(cell_means: np.ndarray, p_z: np.ndarray) -> tuple[np.ndarray
     cell_means = np.asarray(cell_means, dtype=float)
     p_z = np.asarray(p_z, dtype=float)
     if cell_means.ndim < 2 or cell_means.shape[:-1] != p_z.shape:
-        raise ValueError(f"cell_means must have shape p_z.shape + (n_b,) = {p_z.shape} + (n_b,), got {cell_means.shape}")
+        raise ValueError(
+            f"cell_means must have shape p_z.shape + (n_b,) = {p_z.shape} + (n_b,), got {cell_means.shape}"
+        )
     return (cell_means.min(axis=-1) * p_z).sum(axis=-1), (cell_means.max(axis=-1) * p_z).sum(axis=-1)
 
 
-def printed_theorem2_bounds(dec: CellDecomposition, sensitive: str, s_value: int, varied: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def printed_theorem2_bounds(
+    dec: CellDecomposition, sensitive: str, s_value: int, varied: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
     """Eq. 11 as printed, for every context and arm: ``Σ_k P(W = k | x_t, do(a)) min_b μ_{k(s*, b)}``
     and the same with ``max``, where ``k(s*, b)`` is cell ``k`` with its sensitive part set to
     ``s_value`` and its **B** part (the nodes of ``varied`` that are in **W**) set to ``b``.
 
     Returns ``(lower, upper)``, each of shape ``(n_contexts, n_arms)``.
     """
-    codes = np.array(np.unravel_index(np.arange(dec.n_cells), dec.cards)).T if dec.cards else np.zeros((1, 0), dtype=np.int64)
+    codes = (
+        np.array(np.unravel_index(np.arange(dec.n_cells), dec.cards)).T
+        if dec.cards
+        else np.zeros((1, 0), dtype=np.int64)
+    )
     codes = codes.copy()
     if sensitive in dec.variables:
         codes[:, dec.variables.index(sensitive)] = s_value
     in_w = [v for v in varied if v in dec.variables]
     cols = [dec.variables.index(v) for v in in_w]
-    b_values = np.array(np.meshgrid(*[np.arange(dec.cards[c]) for c in cols], indexing="ij")).reshape(len(cols), -1).T if cols else np.zeros((1, 0), dtype=np.int64)
+    b_values = (
+        np.array(np.meshgrid(*[np.arange(dec.cards[c]) for c in cols], indexing="ij")).reshape(len(cols), -1).T
+        if cols
+        else np.zeros((1, 0), dtype=np.int64)
+    )
     means = np.empty((dec.n_cells, len(b_values)))
     for bi, b in enumerate(b_values):
         c2 = codes.copy()
@@ -194,7 +208,9 @@ def monotone_counterfactual(
         if node in ev:
             missing = [p for p in mech.parents if p not in ev]
             if missing:
-                raise NotIdentifiableError(f"observed node {node!r} has an unobserved parent {missing[0]!r}; give evidence on it too")
+                raise NotIdentifiableError(
+                    f"observed node {node!r} has an unobserved parent {missing[0]!r}; give evidence on it too"
+                )
             row = table[tuple(ev[p] for p in mech.parents)]
             cdf = np.concatenate([[0.0], np.cumsum(row)])
             lo, hi = cdf[ev[node]], cdf[ev[node] + 1]
@@ -237,7 +253,11 @@ def monotone_counterfactual_means(env, sensitive: str) -> np.ndarray:
     if sensitive not in env.context_nodes:
         raise ValueError(f"sensitive={sensitive!r} must be a context node; they are {env.context_nodes}")
     desc = model.descendants(sensitive)
-    targets = [n for n in env.reward_weights if n not in env.arm_nodes and n != sensitive and (n not in env.context_nodes or n in desc)]
+    targets = [
+        n
+        for n in env.reward_weights
+        if n not in env.arm_nodes and n != sensitive and (n not in env.context_nodes or n in desc)
+    ]
     card_s = model.card(sensitive)
     out = np.full((env.n_contexts, env.n_arms, card_s), float(env.offset))
     labels = {n: np.asarray(model.states[n], dtype=float) for n in env.reward_weights}
@@ -255,7 +275,9 @@ def monotone_counterfactual_means(env, sensitive: str) -> np.ndarray:
                     elif n not in targets:
                         total += w * labels[n][ccodes[env.context_nodes.index(n)]]
                 if targets:
-                    dist = monotone_counterfactual(model, evidence, {**do_arm, sensitive: model.label(sensitive, s)}, targets)
+                    dist = monotone_counterfactual(
+                        model, evidence, {**do_arm, sensitive: model.label(sensitive, s)}, targets
+                    )
                     for i, n in enumerate(targets):
                         marginal = dist.sum(axis=tuple(j for j in range(len(targets)) if j != i))
                         total += env.reward_weights[n] * float(marginal @ labels[n])

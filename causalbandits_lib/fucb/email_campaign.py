@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..scm import DiscreteSCM
+from ..core.scm import DiscreteSCM
 from .counterfactual import identified_discrepancy, monotone_discrepancy_table
 from .environment import CausalBanditEnv, IIDContexts
 
@@ -55,9 +55,16 @@ SENSITIVE = "X1"
 REWARD = "R"
 #: Meaning of every node (Table 4).
 MEANING = {
-    "X1": "gender", "X2": "age", "X3": "occupation",
-    "A1": "product", "A2": "purpose", "A3": "send time",
-    "I1": "email body template", "I2": "fitness", "I3": "subject length", "I4": "user query",
+    "X1": "gender",
+    "X2": "age",
+    "X3": "occupation",
+    "A1": "product",
+    "A2": "purpose",
+    "A3": "send time",
+    "I1": "email body template",
+    "I2": "fitness",
+    "I3": "subject length",
+    "I4": "user query",
     "R": "click (reward)",
 }
 
@@ -98,10 +105,14 @@ def email_campaign_model(
         counterfactual is no longer identified: the case of Theorem 2, used to test it.
     """
     if i3_values not in (2, 4):
-        raise ValueError(f"i3_values={i3_values!r}: allowed are 2 (binary, the book's default) and 4 (Table 4's domain)")
+        raise ValueError(
+            f"i3_values={i3_values!r}: allowed are 2 (binary, the book's default) and 4 (Table 4's domain)"
+        )
     marg = np.asarray(context_marginals, dtype=float)
     if marg.shape != (3,) or np.any((marg < 0) | (marg > 1)):
-        raise ValueError(f"context_marginals={list(context_marginals)!r} must be three probabilities P(X1=1), P(X2=1), P(X3=1)")
+        raise ValueError(
+            f"context_marginals={list(context_marginals)!r} must be three probabilities P(X1=1), P(X2=1), P(X3=1)"
+        )
     a1, a2, i4 = np.meshgrid([1, 2, 3], [1, 2, 3, 4], [1, 2, 3, 4], indexing="ij")
     p_i2 = (a1 + a2 + i4) / 12.0
     a1b, a2b, i2 = np.meshgrid([1, 2, 3], [1, 2, 3, 4], [1, 2], indexing="ij")
@@ -113,16 +124,25 @@ def email_campaign_model(
     arm_parents = CONTEXT_NODES if policy_edges else ()
     arm_table = lambda k: np.full((2, 2, 2, k) if policy_edges else (k,), 1.0 / k)  # noqa: E731
     states = {
-        "X1": (0, 1), "X2": (0, 1), "X3": (0, 1),
-        "A1": (1, 2, 3), "A2": (1, 2, 3, 4), "A3": (1, 2, 3),
-        "I4": (1, 2, 3, 4), "I2": (1, 2), "I1": (1, 2), "I3": tuple(range(1, i3_values + 1)),
+        "X1": (0, 1),
+        "X2": (0, 1),
+        "X3": (0, 1),
+        "A1": (1, 2, 3),
+        "A2": (1, 2, 3, 4),
+        "A3": (1, 2, 3),
+        "I4": (1, 2, 3, 4),
+        "I2": (1, 2),
+        "I1": (1, 2),
+        "I3": tuple(range(1, i3_values + 1)),
     }
     if age_given_gender is None:
         x2 = ((), [1 - marg[1], marg[1]])
     else:
         g = np.asarray(age_given_gender, dtype=float)
         if g.shape != (2,) or np.any((g < 0) | (g > 1)):
-            raise ValueError(f"age_given_gender={list(age_given_gender)!r} must be two probabilities P(X2=1|X1=0), P(X2=1|X1=1)")
+            raise ValueError(
+                f"age_given_gender={list(age_given_gender)!r} must be two probabilities P(X2=1|X1=0), P(X2=1|X1=1)"
+            )
         x2 = (("X1",), [[1 - g[0], g[0]], [1 - g[1], g[1]]])
     mechanisms = {
         "X1": ((), [1 - marg[0], marg[0]]),

@@ -30,8 +30,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..runner import RunStreams
-from ..scm import DiscreteSCM
+from ..core.scm import DiscreteSCM
+from ..core.streams import RunStreams
 
 __all__ = [
     "joint_codes",
@@ -98,7 +98,9 @@ class CellDecomposition:
         try:
             codes = tuple(np.asarray(feedback[v], dtype=np.int64) for v in self.variables)
         except KeyError as exc:
-            raise KeyError(f"the feedback has no value for {exc.args[0]!r}, a node of {self.name}; it has {sorted(feedback)}") from None
+            raise KeyError(
+                f"the feedback has no value for {exc.args[0]!r}, a node of {self.name}; it has {sorted(feedback)}"
+            ) from None
         return np.ravel_multi_index(codes, self.cards)
 
     def arm_means(self) -> np.ndarray:
@@ -201,18 +203,28 @@ class CausalBanditEnv:
     def __post_init__(self):
         self.context_nodes = tuple(self.context_nodes)
         self.arm_nodes = tuple(self.arm_nodes)
-        for group, nodes in (("context_nodes", self.context_nodes), ("arm_nodes", self.arm_nodes), ("reward_weights", tuple(self.reward_weights))):
+        for group, nodes in (
+            ("context_nodes", self.context_nodes),
+            ("arm_nodes", self.arm_nodes),
+            ("reward_weights", tuple(self.reward_weights)),
+        ):
             for n in nodes:
                 if n not in self.model.states:
-                    raise ValueError(f"{self.name}: {group} names {n!r}, which is not a node of the model; nodes are {sorted(self.model.states)}")
+                    raise ValueError(
+                        f"{self.name}: {group} names {n!r}, which is not a node of the model; nodes are {sorted(self.model.states)}"
+                    )
         for n in self.context_nodes:
             bad = [p for p in self.model.parents(n) if p not in self.context_nodes]
             if bad:
-                raise ValueError(f"{self.name}: context node {n!r} has parent {bad[0]!r}, which is not a context node (users arrive before anything else)")
+                raise ValueError(
+                    f"{self.name}: context node {n!r} has parent {bad[0]!r}, which is not a context node (users arrive before anything else)"
+                )
         for n in self.arm_nodes:
             bad = [p for p in self.model.parents(n) if p not in self.context_nodes and p not in self.arm_nodes]
             if bad:
-                raise ValueError(f"{self.name}: arm node {n!r} has parent {bad[0]!r}; an arm node may only depend on context or arm nodes")
+                raise ValueError(
+                    f"{self.name}: arm node {n!r} has parent {bad[0]!r}; an arm node may only depend on context or arm nodes"
+                )
         if not self.sigma >= 0:
             raise ValueError(f"{self.name}: sigma={self.sigma} must be >= 0")
         self.context_cards = tuple(self.model.card(n) for n in self.context_nodes)
@@ -221,21 +233,31 @@ class CausalBanditEnv:
         self.arm_codes = joint_codes(self.arm_cards)
         self.n_contexts, self.n_arms = len(self.context_codes), len(self.arm_codes)
         if len(self.contexts.probs) > self.n_contexts:
-            raise ValueError(f"{self.name}: the context source has {len(self.contexts.probs)} contexts, the model {self.n_contexts}")
+            raise ValueError(
+                f"{self.name}: the context source has {len(self.contexts.probs)} contexts, the model {self.n_contexts}"
+            )
         probs = np.zeros(self.n_contexts)
         probs[: len(self.contexts.probs)] = self.contexts.probs
         self.context_probs = probs
-        self._labels = {n: np.asarray(self.model.states[n], dtype=float) for n in self.model.states if _numeric(self.model.states[n])}
+        self._labels = {
+            n: np.asarray(self.model.states[n], dtype=float)
+            for n in self.model.states
+            if _numeric(self.model.states[n])
+        }
         for n in self.reward_weights:
             if n not in self._labels:
-                raise ValueError(f"{self.name}: the reward uses {n!r}, whose labels {self.model.states[n]!r} are not numbers")
+                raise ValueError(
+                    f"{self.name}: the reward uses {n!r}, whose labels {self.model.states[n]!r} are not numbers"
+                )
         self.means = self._exact_means()
         self.best_means = self.means.max(axis=1)
         if self.discrepancy is None:
             self.discrepancy = np.zeros_like(self.means)
         self.discrepancy = np.asarray(self.discrepancy, dtype=float)
         if self.discrepancy.shape != self.means.shape:
-            raise ValueError(f"{self.name}: discrepancy must have shape {self.means.shape}, got {self.discrepancy.shape}")
+            raise ValueError(
+                f"{self.name}: discrepancy must have shape {self.means.shape}, got {self.discrepancy.shape}"
+            )
 
     # ------------------------------------------------------------------ exact quantities
     def interventional_joint(self) -> np.ndarray:
@@ -244,14 +266,17 @@ class CausalBanditEnv:
             # With every context and arm node given, P(rest | x, a) = P(rest | do(x, a)) in a Markovian
             # model (each remaining node's parents are given or sampled after them), so both sets are
             # replaced by uniform roots: every (x, a) then has positive probability.
-            uniform = {n: ((), np.full(self.model.card(n), 1.0 / self.model.card(n))) for n in (*self.context_nodes, *self.arm_nodes)}
+            uniform = {
+                n: ((), np.full(self.model.card(n), 1.0 / self.model.card(n)))
+                for n in (*self.context_nodes, *self.arm_nodes)
+            }
             m = self.model.intervene(soft=uniform)
             joint = m.joint_table()
             order = list(m.nodes)
             lead = [order.index(n) for n in (*self.context_nodes, *self.arm_nodes)]
             rest = [i for i in range(len(order)) if i not in lead]
             joint = np.transpose(joint, lead + rest)
-            joint = joint.reshape(self.n_contexts, self.n_arms, *joint.shape[len(lead):])
+            joint = joint.reshape(self.n_contexts, self.n_arms, *joint.shape[len(lead) :])
             p_ca = joint.reshape(self.n_contexts, self.n_arms, -1).sum(axis=-1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 cond = joint / p_ca.reshape(p_ca.shape + (1,) * (joint.ndim - 2))
@@ -350,7 +375,9 @@ class CausalBanditEnv:
         """``out[c, s]``: the context code of ``c`` with the sensitive node set to code ``s``,
         shape ``(n_contexts, card(sensitive))``."""
         if sensitive not in self.context_nodes:
-            raise ValueError(f"{self.name}: sensitive={sensitive!r} must be a context node; they are {self.context_nodes}")
+            raise ValueError(
+                f"{self.name}: sensitive={sensitive!r} must be a context node; they are {self.context_nodes}"
+            )
         j = self.context_nodes.index(sensitive)
         out = np.empty((self.n_contexts, self.model.card(sensitive)), dtype=np.int64)
         for s in range(self.model.card(sensitive)):
@@ -391,7 +418,7 @@ class CausalBanditEnv:
                 continue
             mech = self.model.mechanisms[node]
             cards = [self.model.card(p) for p in mech.parents]
-            strides = [int(np.prod(cards[i + 1:], dtype=np.int64)) for i in range(len(cards))]
+            strides = [int(np.prod(cards[i + 1 :], dtype=np.int64)) for i in range(len(cards))]
             cdf = np.cumsum(mech.table.reshape(-1, mech.table.shape[-1]), axis=1)
             cdf[:, -1] = 1.0
             plan.append((node, self.model.column(node), tuple(mech.parents), tuple(strides), cdf[:, :-1]))

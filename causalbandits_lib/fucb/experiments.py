@@ -17,10 +17,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..runner import SimulationResult, simulate
+from ..core.runner import SimulationResult, simulate
 from .adult_video import (
     REWARD as ADULT_REWARD,
+)
+from .adult_video import (
     SENSITIVE as ADULT_SENSITIVE,
+)
+from .adult_video import (
     USER_NODES,
     VIDEO_NODES,
     adult_video_env,
@@ -31,9 +35,17 @@ from .adult_video import (
     sensitive_descendants,
     split_users,
 )
-from .email_campaign import ARM_NODES, CONTEXT_NODES, INTERMEDIATE_NODES, REWARD, SENSITIVE, email_campaign_env, email_graph
+from .email_campaign import (
+    ARM_NODES,
+    CONTEXT_NODES,
+    INTERMEDIATE_NODES,
+    REWARD,
+    SENSITIVE,
+    email_campaign_env,
+    email_graph,
+)
 from .environment import CausalBanditEnv, CellDecomposition
-from .fair_linucb import FairLinUCB, linear_features
+from .fair_linucb import linear_features
 from .policies import Audited, BoundedDiscrepancy, DecomposedUCB, FairnessAuditor, FairUCB, IdentifiedDiscrepancy
 from .separators import minimum_domain_separator
 
@@ -68,6 +80,7 @@ UNFAIR_DEFINITIONS = ("auditor_paper", "auditor_diff", "estimate", "true")
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
     """A Markdown table; floats are shown with one decimal, other values as they print."""
+
     def fmt(v):
         return f"{v:,.1f}" if isinstance(v, (float, np.floating)) else str(v)
 
@@ -91,7 +104,9 @@ class EmailSetup:
     estimator: IdentifiedDiscrepancy
 
 
-def email_setup(i3_values: int = 2, sigma: float = 0.1, context_marginals: Sequence[float] = (0.5, 0.5, 0.5)) -> EmailSetup:
+def email_setup(
+    i3_values: int = 2, sigma: float = 0.1, context_marginals: Sequence[float] = (0.5, 0.5, 0.5)
+) -> EmailSetup:
     """The Email Campaign bandit with its three decompositions: ``D-UCB`` on the minimum-domain
     separator found by :func:`minimum_domain_separator`, ``C-UCB`` on Pa(R) and ``UCB`` on the arms;
     and the identified discrepancy estimator (Eq. 9–10) on the separator."""
@@ -191,10 +206,14 @@ def make_policy(
     if estimator is None or tau is None:
         raise ValueError(f"{name} needs a discrepancy estimator and a threshold tau")
     kw = {**FUCB_VARIANTS[name], **variant}
-    return FairUCB(dec, tau, estimator, alpha_r=alpha_r, alpha_c=alpha_c, fallback=fallback, name=label or name, **common, **kw)
+    return FairUCB(
+        dec, tau, estimator, alpha_r=alpha_r, alpha_c=alpha_c, fallback=fallback, name=label or name, **common, **kw
+    )
 
 
-def audited_run(env, policy, estimator, T: int, seed: int, n_runs: int, delta_power: float = 2.0, unseen_mean: float = 0.0) -> SimulationResult:
+def audited_run(
+    env, policy, estimator, T: int, seed: int, n_runs: int, delta_power: float = 2.0, unseen_mean: float = 0.0
+) -> SimulationResult:
     """Simulate ``policy`` with a :class:`FairnessAuditor` built on ``estimator``.
 
     Per-round metrics kept: ``regret``, ``discrepancy`` (the true Δ of the chosen arm),
@@ -268,7 +287,9 @@ def offline_estimation_error(
         for i, n in enumerate(checkpoints):
             flat = (cells[:, :n] + offset).ravel()
             cnt = np.bincount(flat, minlength=n_repeats * dec.n_cells).reshape(n_repeats, dec.n_cells)
-            tot = np.bincount(flat, weights=r[:, :n].ravel(), minlength=n_repeats * dec.n_cells).reshape(n_repeats, dec.n_cells)
+            tot = np.bincount(flat, weights=r[:, :n].ravel(), minlength=n_repeats * dec.n_cells).reshape(
+                n_repeats, dec.n_cells
+            )
             mu_w = np.where(cnt > 0, tot / np.maximum(cnt, 1), unseen_mean)
             est = np.einsum("cak,rk->rca", dec.probs, mu_w)
             errs[i] = np.sqrt((weight * (est - env.means) ** 2).sum(axis=(1, 2)))

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..policies import CellStatistics, argmax_ties
-from ..runner import RunStreams
+from ..core.policies import CellStatistics, argmax_ties
+from ..core.streams import RunStreams
 
 __all__ = ["FairLinUCB", "linear_features"]
 
@@ -30,7 +30,10 @@ def linear_features(context_features: np.ndarray, arm_features: np.ndarray, bias
     ax = np.asarray(arm_features, dtype=float)
     if cx.ndim != 2 or ax.ndim != 2:
         raise ValueError(f"features must be 2-d tables, got shapes {cx.shape} and {ax.shape}")
-    parts = [np.broadcast_to(cx[:, None, :], (len(cx), len(ax), cx.shape[1])), np.broadcast_to(ax[None, :, :], (len(cx), len(ax), ax.shape[1]))]
+    parts = [
+        np.broadcast_to(cx[:, None, :], (len(cx), len(ax), cx.shape[1])),
+        np.broadcast_to(ax[None, :, :], (len(cx), len(ax), ax.shape[1])),
+    ]
     if bias:
         parts.append(np.ones((len(cx), len(ax), 1)))
     return np.concatenate(parts, axis=-1)
@@ -50,7 +53,16 @@ class FairLinUCB:
     tie_break : {"first", "random"}
     """
 
-    def __init__(self, features: np.ndarray, groups: np.ndarray, alpha: float = 1.0, lam: float = 1.0, gamma: float = 1.0, tie_break: str = "first", name: str = "Fair-LinUCB"):
+    def __init__(
+        self,
+        features: np.ndarray,
+        groups: np.ndarray,
+        alpha: float = 1.0,
+        lam: float = 1.0,
+        gamma: float = 1.0,
+        tie_break: str = "first",
+        name: str = "Fair-LinUCB",
+    ):
         features = np.asarray(features, dtype=float)
         groups = np.asarray(groups, dtype=np.int64)
         if features.ndim != 3:

@@ -35,12 +35,21 @@ def draw_causal_graph(
     if missing:
         raise ValueError(f"node {missing[0]!r} is in no layer")
     edges = [e for e in graph.edges if e not in set(hide_edges)]
-    nx.draw_networkx_edges(graph, pos, edgelist=edges, ax=ax, arrows=True, arrowsize=12, node_size=1400, edge_color="#555555")
+    nx.draw_networkx_edges(
+        graph, pos, edgelist=edges, ax=ax, arrows=True, arrowsize=12, node_size=1400, edge_color="#555555"
+    )
     for node in graph.nodes:
         frame = "red" if node == sensitive else ("black" if node in highlight else "#888888")
         width = 3.0 if (node in highlight or node == sensitive) else 1.0
         nx.draw_networkx_nodes(
-            graph, pos, nodelist=[node], ax=ax, node_size=1400, node_color=_ROLE_COLOURS.get(roles.get(node, ""), "white"), edgecolors=frame, linewidths=width
+            graph,
+            pos,
+            nodelist=[node],
+            ax=ax,
+            node_size=1400,
+            node_color=_ROLE_COLOURS.get(roles.get(node, ""), "white"),
+            edgecolors=frame,
+            linewidths=width,
         )
     nx.draw_networkx_labels(graph, pos, labels=dict(labels) if labels else None, ax=ax, font_size=8)
     ax.set_axis_off()

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..policies import CellStatistics, argmax_ties
-from ..runner import RunStreams
+from ..core.policies import CellStatistics, argmax_ties
+from ..core.streams import RunStreams
 from .environment import CellDecomposition
 
 __all__ = [
@@ -99,7 +99,14 @@ class IdentifiedDiscrepancy:
         self.diff = dec.probs[cf[:, s_plus]] - dec.probs[cf[:, s_minus]]
         self.abs_diff = np.abs(self.diff)
 
-    def estimate(self, means: np.ndarray, rad8: np.ndarray, context: np.ndarray, arms: np.ndarray | None = None, only: str | None = None):
+    def estimate(
+        self,
+        means: np.ndarray,
+        rad8: np.ndarray,
+        context: np.ndarray,
+        arms: np.ndarray | None = None,
+        only: str | None = None,
+    ):
         """``(Δ̂, radius_paper, radius_diff)``, each ``(n_runs, n_arms)``, or ``(n_runs,)`` for ``arms``.
 
         ``means`` and ``rad8`` (cell radii ``sqrt(8 log(1/δ)/max(1, N))``) have shape
@@ -157,7 +164,14 @@ class BoundedDiscrepancy:
         self._cells = self.probs.argmax(axis=-1) if np.all((dec.probs == 0) | (dec.probs == 1)) else None
         self._own = dec.probs.argmax(axis=-1) if self._cells is not None else None
 
-    def estimate(self, means: np.ndarray, rad8: np.ndarray, context: np.ndarray, arms: np.ndarray | None = None, only: str | None = None):
+    def estimate(
+        self,
+        means: np.ndarray,
+        rad8: np.ndarray,
+        context: np.ndarray,
+        arms: np.ndarray | None = None,
+        only: str | None = None,
+    ):
         """``(Δ̂, radius_paper, radius_diff)``, each ``(n_runs, n_arms)``, or ``(n_runs,)`` for ``arms``
         (shapes as :meth:`IdentifiedDiscrepancy.estimate`; both radii are always computed here)."""
         if self._cells is not None:
@@ -384,7 +398,9 @@ class FairnessAuditor:
 
     def measure(self, t: int, context: np.ndarray, actions: np.ndarray) -> dict[str, np.ndarray]:
         rad8 = cell_radius(self.stats.counts, log_inv_delta(t, self.delta_power), 8.0, self.clip_radius)
-        delta_hat, r_paper, r_diff = self.estimator.estimate(_means(self.stats, self.unseen_mean), rad8, context, np.asarray(actions))
+        delta_hat, r_paper, r_diff = self.estimator.estimate(
+            _means(self.stats, self.unseen_mean), rad8, context, np.asarray(actions)
+        )
         return {"audit_delta_hat": delta_hat, "audit_radius_paper": r_paper, "audit_radius_diff": r_diff}
 
     def observe(self, feedback: dict) -> None:

@@ -95,7 +95,9 @@ def corollary1_probability(n_cells, T, version: str = "printed") -> np.ndarray:
 
 def theorem3_alpha_condition(alpha_r, alpha_c, tau, delta0) -> np.ndarray:
     """``(τ − Δ_π0)(α_r − 1) − (1 + α_c)``: the optimism step of Theorem 3's proof needs it ``>= 0``."""
-    return (np.asarray(tau, dtype=float) - delta0) * (np.asarray(alpha_r, dtype=float) - 1.0) - (1.0 + np.asarray(alpha_c, dtype=float))
+    return (np.asarray(tau, dtype=float) - delta0) * (np.asarray(alpha_r, dtype=float) - 1.0) - (
+        1.0 + np.asarray(alpha_c, dtype=float)
+    )
 
 
 def theorem3_alpha_r(tau, delta0, alpha_c: float = 1.0, version: str = "printed") -> np.ndarray:

@@ -8,7 +8,7 @@ domain of **Z** = **W** ∖ (**A** ∪ **X**) alone is trivial, **W** = **A** �
 so we minimise the domain of **W**, as the text and Theorem 1 do.)
 
 The set to separate from depends on **W** itself, so the search runs over the arm/user part
-``W_AX = W ∩ (A ∪ X)``: for each choice, :func:`causalbandits_lib.graphs.minimum_cost_d_separator`
+``W_AX = W ∩ (A ∪ X)``: for each choice, :func:`causalbandits_lib.core.graphs.minimum_cost_d_separator`
 finds the cheapest completion by intermediate nodes, with cost = domain size (infinite for sets
 that drop a node of ``W_AX``). Ties: smaller domain, then fewer nodes, then alphabetical.
 """
@@ -21,7 +21,7 @@ from typing import Collection, Mapping
 
 import networkx as nx
 
-from ..graphs import as_dag, d_separated, minimum_cost_d_separator
+from ..core.graphs import as_dag, d_separated, minimum_cost_d_separator
 
 __all__ = ["domain_size", "is_reward_separator", "minimum_domain_separator", "reward_separators"]
 
@@ -40,8 +40,12 @@ def _roles(graph, reward, arm_nodes, context_nodes, intermediate_nodes):
     for label, s in (("arm_nodes", arms), ("context_nodes", ctx), ("intermediate_nodes", inter), ("reward", {reward})):
         missing = sorted(n for n in s if n not in g)
         if missing:
-            raise ValueError(f"{label} names {missing[0]!r}, which is not in the graph; nodes are {sorted(map(str, g.nodes))}")
-    for (la, a), (lb, b) in itertools.combinations((("arm_nodes", arms), ("context_nodes", ctx), ("intermediate_nodes", inter), ("reward", {reward})), 2):
+            raise ValueError(
+                f"{label} names {missing[0]!r}, which is not in the graph; nodes are {sorted(map(str, g.nodes))}"
+            )
+    for (la, a), (lb, b) in itertools.combinations(
+        (("arm_nodes", arms), ("context_nodes", ctx), ("intermediate_nodes", inter), ("reward", {reward})), 2
+    ):
         if a & b:
             raise ValueError(f"node {sorted(a & b)[0]!r} is in both {la} and {lb}")
     return g, arms | ctx, inter
@@ -89,6 +93,7 @@ def minimum_domain_separator(
             if not rest:
                 found = (w_ax, domain_size(w_ax, cards))
             else:
+
                 def cost(s, w_ax=w_ax):
                     return domain_size(s, cards) if w_ax <= s else math.inf
 

@@ -1,6 +1,6 @@
 """LinUCB with prior causal bounds and its baselines; UCB with prior causal bounds (vectorised).
 
-All policies follow :class:`causalbandits_lib.runner.Policy` with state arrays of shape
+All policies follow :class:`causalbandits_lib.core.protocols.Policy` with state arrays of shape
 ``(n_runs, ...)``. Prior information (bounds, warm-start estimates) may differ between runs (each
 run drawing its own offline data set): give it with a leading axis over *global* run indices, of
 length at least ``max(run) + 1``, or without that axis to share it; :meth:`reset` picks the rows of
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..policies import CellStatistics, argmax_ties
-from ..runner import RunStreams
+from ..core.policies import CellStatistics, argmax_ties
+from ..core.streams import RunStreams
 from .model import N_ARMS, N_CONTEXTS, arm_bits, context_bits
 
 __all__ = ["CLIPS", "arm_context_features", "LinUCB", "ClippedUCB", "offline_priors", "linucb_family"]
@@ -137,7 +137,9 @@ class LinUCB:
         if clip not in CLIPS:
             raise ValueError(f"clip={clip!r}; allowed are {CLIPS}")
         if clip == "upper" and upper is None or clip == "both" and (upper is None or lower is None):
-            raise ValueError(f"clip={clip!r} needs the bounds it clips with (upper{' and lower' if clip == 'both' else ''})")
+            raise ValueError(
+                f"clip={clip!r} needs the bounds it clips with (upper{' and lower' if clip == 'both' else ''})"
+            )
         if (warm_weight is None) != (warm_reward is None):
             raise ValueError("give both warm_weight and warm_reward, or neither")
         self.alpha, self.lam, self.clip = float(alpha), float(lam), clip
@@ -312,7 +314,9 @@ def offline_priors(counts: np.ndarray, level: float, simultaneous: bool = True) 
     }
 
 
-def linucb_family(features: np.ndarray, priors: dict, alpha: float, lam: float, clip: str = "both", one_weight: bool = True) -> dict:
+def linucb_family(
+    features: np.ndarray, priors: dict, alpha: float, lam: float, clip: str = "both", one_weight: bool = True
+) -> dict:
     """Factories of the contextual algorithms compared in Figure 4, keyed by name.
 
     ``LinUCB``; ``LinUCB-PCB`` (bounds ``lower``/``upper``); ``LinUCB-PCB_plugin`` (if the priors
@@ -324,11 +328,17 @@ def linucb_family(features: np.ndarray, priors: dict, alpha: float, lam: float, 
         "LinUCB-PCB": lambda: LinUCB(features, alpha, lam, lower=priors["lower"], upper=priors["upper"], clip=clip),
     }
     if "upper_plugin" in priors:
-        out["LinUCB-PCB_plugin"] = lambda: LinUCB(features, alpha, lam, lower=priors["lower_plugin"], upper=priors["upper_plugin"], clip=clip)
+        out["LinUCB-PCB_plugin"] = lambda: LinUCB(
+            features, alpha, lam, lower=priors["lower_plugin"], upper=priors["upper_plugin"], clip=clip
+        )
     for name, key in (("Biased", "biased"), ("CP", "cp")):
-        out[f"LinUCB_{name}"] = (lambda k: lambda: LinUCB(features, alpha, lam, warm_weight=priors["count"], warm_reward=priors[k]))(key)
+        out[f"LinUCB_{name}"] = (
+            lambda k: lambda: LinUCB(features, alpha, lam, warm_weight=priors["count"], warm_reward=priors[k])
+        )(key)
     if one_weight:
         for name, key in (("Biased", "biased"), ("CP", "cp")):
             ones = np.ones(np.shape(priors[key])[-2:])
-            out[f"LinUCB_{name}_n1"] = (lambda k: lambda: LinUCB(features, alpha, lam, warm_weight=ones, warm_reward=priors[k]))(key)
+            out[f"LinUCB_{name}_n1"] = (
+                lambda k: lambda: LinUCB(features, alpha, lam, warm_weight=ones, warm_reward=priors[k])
+            )(key)
     return out

@@ -23,8 +23,6 @@ Estimators
 
 from __future__ import annotations
 
-from typing import Mapping
-
 import numpy as np
 from scipy import special, stats
 
@@ -61,7 +59,9 @@ def cells(counts: np.ndarray) -> np.ndarray:
     """Reshape a count table to ``(..., arm, context, i1, y) = (..., 4, 4, 2, 2)``."""
     counts = np.asarray(counts)
     if counts.shape[-len(OBSERVED) :] != (2,) * len(OBSERVED):
-        raise ValueError(f"count table has shape {counts.shape}; its last {len(OBSERVED)} axes must be {(2,) * len(OBSERVED)} ({', '.join(OBSERVED)})")
+        raise ValueError(
+            f"count table has shape {counts.shape}; its last {len(OBSERVED)} axes must be {(2,) * len(OBSERVED)} ({', '.join(OBSERVED)})"
+        )
     if np.any(counts < 0):
         raise ValueError("count table has a negative entry")
     lead = counts.shape[: -len(OBSERVED)]
@@ -163,7 +163,9 @@ def substitute_bounds_eq3(counts: np.ndarray, p_context: np.ndarray) -> tuple[np
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
-def bce_bounds(lq: np.ndarray, uq: np.ndarray, lw: np.ndarray | None, uw: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def bce_bounds(
+    lq: np.ndarray, uq: np.ndarray, lw: np.ndarray | None, uw: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 1, line 18: ``[max(L̂_q, L̂_w), min(Û_q, Û_w)]``; ``[L_w, U_w] = [0, 1]`` when
     FindRSI found no substitute set (``lw`` and ``uw`` None)."""
     if (lw is None) != (uw is None):
@@ -318,7 +320,9 @@ METHOD_LABELS = {
 }
 
 
-def bound_methods(counts: np.ndarray, p_context: np.ndarray, route, substitute_sets, level: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def bound_methods(
+    counts: np.ndarray, p_context: np.ndarray, route, substitute_sets, level: float
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Every bound of the chapter on the same count tables, keyed as in :data:`METHOD_LABELS`.
 
     Parameters

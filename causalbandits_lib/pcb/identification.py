@@ -25,7 +25,7 @@ from typing import Collection, Iterable
 
 import networkx as nx
 
-from .. import graphs
+from ..core import graphs
 
 __all__ = [
     "ADMG",
@@ -81,7 +81,9 @@ def latent_projection(dag: nx.DiGraph, latent: Iterable[str]) -> ADMG:
     hidden = set(latent)
     missing = hidden - set(g.nodes)
     if missing:
-        raise graphs.GraphError(f"latent node {sorted(missing)[0]!r} is not in the graph; nodes are {sorted(map(str, g.nodes))}")
+        raise graphs.GraphError(
+            f"latent node {sorted(missing)[0]!r} is not in the graph; nodes are {sorted(map(str, g.nodes))}"
+        )
     observed = [n for n in g.nodes if n not in hidden]
 
     def observed_reach(start: str) -> set[str]:
@@ -163,7 +165,9 @@ def is_identifiable(outcomes: Collection[str], treatments: Collection[str], admg
     y, x = set(outcomes), set(treatments)
     for label, s in (("outcomes", y), ("treatments", x)):
         if not s <= admg.nodes:
-            raise graphs.GraphError(f"{label} {sorted(s - admg.nodes)} are not in the graph; nodes are {sorted(admg.nodes)}")
+            raise graphs.GraphError(
+                f"{label} {sorted(s - admg.nodes)} are not in the graph; nodes are {sorted(admg.nodes)}"
+            )
     rest = admg.nodes - x
     d = ancestors(admg, y, within=rest)
     whole = c_components(admg)
@@ -263,7 +267,9 @@ def exchange_condition_holds(dag: nx.DiGraph, treatments, substitute, outcome: s
     return graphs.d_separated(cut, {outcome} | set(context), w | {selection}, x)
 
 
-def find_rsi(dag: nx.DiGraph, latent, treatments, outcome: str, context, selection: str, max_size: int | None = None) -> list[frozenset]:
+def find_rsi(
+    dag: nx.DiGraph, latent, treatments, outcome: str, context, selection: str, max_size: int | None = None
+) -> list[frozenset]:
     """FindRSI (Algorithm 3): the sets ``W`` (disjoint from ``X``, ``Y``, ``C``, ``S`` and hidden
     nodes), by increasing size, for which the paper's exchange condition
     (:func:`exchange_condition_holds`) holds, so that ``P_{x,w}(y, c)`` may replace

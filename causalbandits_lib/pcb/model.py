@@ -11,7 +11,7 @@ Table 2 (the conditional probability table that generates the data)::
 - ``C1``: a hidden confounder of the intermediate ``I1`` and the reward ``Y`` (never in the data);
 - ``S``: selection; only rows with ``S = 1`` enter the offline log, and ``S`` depends on ``I1``.
 
-The model is a :class:`~causalbandits_lib.scm.DiscreteSCM` over all eight nodes, so the hidden
+The model is a :class:`~causalbandits_lib.core.scm.DiscreteSCM` over all eight nodes, so the hidden
 confounder and the selection node are ordinary nodes there: exact answers (the conditional causal
 effects that are the bandit's arm means) come from exact queries on it, while the offline data
 generator hides ``C1`` and keeps only the selected rows, which is all an analyst would see.
@@ -31,8 +31,8 @@ from typing import Mapping
 
 import numpy as np
 
-from ..runner import RunStreams
-from ..scm import DiscreteSCM
+from ..core.scm import DiscreteSCM
+from ..core.streams import RunStreams
 
 __all__ = [
     "NODES",
@@ -86,11 +86,21 @@ CONTEXT_LABELS = tuple(f"u={c >> 1}{c & 1}" for c in range(N_CONTEXTS))
 
 #: The paper's Table 1 as printed (rows 1..16; columns CP, Biased, BCE lb, BCE ub, Truth).
 TABLE1_PRINTED: dict[str, np.ndarray] = {
-    "cp": np.array([0.313, 0.336, 0.533, 0.510, 0.517, 0.494, 0.657, 0.710, 0.377, 0.386, 0.525, 0.518, 0.547, 0.513, 0.756, 0.681]),
-    "biased": np.array([0.364, 0.351, 0.346, 0.362, 0.539, 0.519, 0.513, 0.537, 0.492, 0.474, 0.468, 0.490, 0.652, 0.628, 0.620, 0.649]),
-    "lb": np.array([0.246, 0.236, 0.233, 0.244, 0.350, 0.376, 0.371, 0.389, 0.296, 0.285, 0.282, 0.295, 0.414, 0.409, 0.404, 0.324]),
-    "ub": np.array([0.385, 0.371, 0.367, 0.384, 0.565, 0.545, 0.538, 0.563, 0.505, 0.486, 0.480, 0.503, 0.665, 0.640, 0.632, 0.662]),
-    "truth": np.array([0.283, 0.278, 0.275, 0.283, 0.448, 0.440, 0.436, 0.448, 0.419, 0.411, 0.407, 0.419, 0.580, 0.569, 0.564, 0.580]),
+    "cp": np.array(
+        [0.313, 0.336, 0.533, 0.510, 0.517, 0.494, 0.657, 0.710, 0.377, 0.386, 0.525, 0.518, 0.547, 0.513, 0.756, 0.681]
+    ),
+    "biased": np.array(
+        [0.364, 0.351, 0.346, 0.362, 0.539, 0.519, 0.513, 0.537, 0.492, 0.474, 0.468, 0.490, 0.652, 0.628, 0.620, 0.649]
+    ),
+    "lb": np.array(
+        [0.246, 0.236, 0.233, 0.244, 0.350, 0.376, 0.371, 0.389, 0.296, 0.285, 0.282, 0.295, 0.414, 0.409, 0.404, 0.324]
+    ),
+    "ub": np.array(
+        [0.385, 0.371, 0.367, 0.384, 0.565, 0.545, 0.538, 0.563, 0.505, 0.486, 0.480, 0.503, 0.665, 0.640, 0.632, 0.662]
+    ),
+    "truth": np.array(
+        [0.283, 0.278, 0.275, 0.283, 0.448, 0.440, 0.436, 0.448, 0.419, 0.411, 0.407, 0.419, 0.580, 0.569, 0.564, 0.580]
+    ),
 }
 for _v in TABLE1_PRINTED.values():
     _v.setflags(write=False)
@@ -137,7 +147,16 @@ def fig2_model(
     p_s : array_like, shape (2,)
         ``P(S=1 | I1)``.
     """
-    shapes = {"p_u1": (), "p_u2": (), "p_c1": (), "p_x1": (2,), "p_x2": (2,), "p_i1": (2, 2), "p_y": (2, 2, 2, 2), "p_s": (2,)}
+    shapes = {
+        "p_u1": (),
+        "p_u2": (),
+        "p_c1": (),
+        "p_x1": (2,),
+        "p_x2": (2,),
+        "p_i1": (2, 2),
+        "p_y": (2, 2, 2, 2),
+        "p_s": (2,),
+    }
     given = dict(p_u1=p_u1, p_u2=p_u2, p_c1=p_c1, p_x1=p_x1, p_x2=p_x2, p_i1=p_i1, p_y=p_y, p_s=p_s)
     arrays = {}
     for key, shape in shapes.items():
@@ -431,7 +450,7 @@ def offline_count_tables(
     """Draw ``n_datasets`` independent offline data sets of ``n_draws`` units each and tabulate them.
 
     Data set ``i`` (global index ``first + i``) uses its own stream
-    ``SeedSequence(seed, spawn_key=(i, key("pcb/offline")))`` (see :mod:`causalbandits_lib.runner`),
+    ``SeedSequence(seed, spawn_key=(i, key("pcb/offline")))`` (see :mod:`causalbandits_lib.core.runner`),
     so it is the same whether drawn alone or among thousands, and whatever ``batch`` is.
 
     Parameters
@@ -447,7 +466,12 @@ def offline_count_tables(
     batch : int
         Data sets sampled per vectorised call (memory: ``batch · n_draws · 8`` uniforms).
     """
-    for name, v, lo in (("n_draws", n_draws, 1), ("n_datasets", n_datasets, 1), ("batch", batch, 1), ("first", first, 0)):
+    for name, v, lo in (
+        ("n_draws", n_draws, 1),
+        ("n_datasets", n_datasets, 1),
+        ("batch", batch, 1),
+        ("first", first, 0),
+    ):
         if int(v) < lo:
             raise ValueError(f"{name}={v} must be at least {lo}")
     if tuple(model.nodes) != NODES:

@@ -1,0 +1,332 @@
+"""The ``causalbandits`` command: list, run, report and cite.
+
+Exit codes: 0 success; 2 bad arguments or parameters (nothing was executed); 1 a notebook failed
+or a record is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from . import paths
+from .params import ParameterError, SpecError
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def _err(msg: str) -> None:
+    print(f"causalbandits: error: {msg}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- list
+def cmd_list(args: argparse.Namespace) -> int:
+    from .execution import chapters, resolve_target
+    from .params import COMMON
+
+    all_chapters = chapters()
+    targets = (
+        resolve_target(args.target, all_chapters)
+        if args.target
+        else [nb for ch in all_chapters.values() for nb in ch.notebooks.values()]
+    )
+    current = None
+    for nb in targets:
+        if nb.chapter != current:
+            current = nb.chapter
+            print(f"{current}: {all_chapters[current].title}")
+        print(f"  {nb.id}  {nb.title}")
+        if args.brief:
+            continue
+        for name, p in nb.all_parameters().items():
+            if name in COMMON and not args.all_params:
+                continue
+            prof = p.profiles
+            values = (
+                f"{prof['smoke']!r}"
+                if len({repr(v) for v in prof.values()}) == 1
+                else f"smoke={prof['smoke']!r} book={prof['book']!r} paper={prof['paper']!r}"
+            )
+            print(f"      {name} ({p.type}): {values}; allowed: {p.allowed()}")
+            print(f"          {p.help}")
+    if not args.all_params and not args.brief:
+        print("every notebook also takes: profile (smoke|book|paper, default book) and seed (integer >= 0, default 0)")
+    return 0
+
+
+# ---------------------------------------------------------------------------- run
+def cmd_run(args: argparse.Namespace) -> int:
+    from .execution import ExecutionError, execute_notebook, parse_assignments, resolve_target
+
+    notebooks = resolve_target(args.target)
+    injected = parse_assignments(args.param or [], notebooks, profile=args.profile)  # validates everything first
+    out = Path(args.out)
+    record_dir = Path(args.record_dir) if args.record_dir else out
+    done = []
+    for i, nb in enumerate(notebooks, 1):
+        shown = ", ".join(f"{k}={v!r}" for k, v in injected[nb.id].items()) or "defaults"
+        print(f"[{i}/{len(notebooks)}] {nb.id} ({shown})", flush=True)
+        try:
+            result = execute_notebook(
+                nb,
+                injected[nb.id],
+                out,
+                record_dir,
+                progress=None if not args.no_progress else False,
+                timeout=args.timeout,
+            )
+        except ExecutionError as exc:
+            _err(str(exc))
+            return EXIT_FAILED
+        done.append(result)
+        print(
+            f"      executed in {result.seconds:.1f} s -> {result.output}\n      record -> {result.record}", flush=True
+        )
+    print(f"{len(done)} notebook(s) executed; records under {record_dir.resolve()}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- report
+def cmd_report(args: argparse.Namespace) -> int:
+    from .execution import chapters
+    from .report import SUMMARY_NAME, render_reproducibility, render_summary, write_reproducibility
+
+    results = Path(args.results) if args.results else paths.paper_results_dir()
+    page = Path(args.page) if args.page else paths.book_root() / "book" / "reproducibility.md"
+    if args.check:
+        all_chapters = chapters()
+        summary = page.parent / SUMMARY_NAME
+        for path, expected in (
+            (page, render_reproducibility(all_chapters, results, page.parent)),
+            (summary, render_summary(all_chapters, results)),
+        ):
+            actual = path.read_text(encoding="utf-8") if path.is_file() else ""
+            if expected != actual:
+                _err(f"{path} is out of date with the records in {results}; run `causalbandits report`")
+                return EXIT_FAILED
+        print(f"{page} and {summary.name} match the records in {results}")
+        return 0
+    path = write_reproducibility(chapters(), results, page)
+    print(f"wrote {path}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- cite
+def cite_text(record: dict, path: Path) -> tuple[str, str]:
+    """BibTeX and plain-text citations of a record."""
+    nb = record["notebook"]
+    git = record["git"]
+    commit = git.get("commit") or "unknown"
+    dirty = " (uncommitted changes)" if git.get("dirty") else ""
+    params = record["parameters"]
+    chash = record["content_hash"]
+    year = record["timings"]["started"][:4]
+    date = record["timings"]["started"][:10]
+    given = " ".join(f"-p {k}={_cli_value(v)}" for k, v in params.items() if k != "profile")
+    command = f"causalbandits run {nb} --profile {params.get('profile')} {given}".strip()
+    key = f"causalbandits:{nb.replace('/', ':')}:{chash[:8]}"
+    verdicts = {}
+    for c in record["claims"]:
+        verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
+    vtext = ", ".join(f"{n} {v}" for v, n in verdicts.items()) or "no claims"
+    title = f"{record.get('title', nb)}: reproduction record ({params.get('profile')} profile)"
+    bib = "\n".join(
+        [
+            f"@misc{{{key},",
+            f"  title        = {{{{Causal \\& Fair Bandits executable book}}: {_bib_escape(title)}}},",
+            "  author       = {{Causal \\& Fair Bandits book contributors}},",
+            f"  year         = {{{year}}},",
+            f"  howpublished = {{\\texttt{{{_bib_escape(command)}}}}},",
+            f"  note         = {{Notebook {_bib_escape(nb)}, commit {commit}{dirty}, seed {params.get('seed')}, "
+            f"record SHA-256 {chash}; claims: {vtext}}},",
+            f"  urldate      = {{{date}}}",
+            "}",
+        ]
+    )
+    text = (
+        f"Causal & Fair Bandits executable book, {title}. Notebook {nb} at commit {commit}{dirty}, "
+        f"parameters {', '.join(f'{k}={v!r}' for k, v in params.items())}; record {path.name} "
+        f"(SHA-256 {chash}), executed {date}. Claims: {vtext}. Re-run: {command}"
+    )
+    return bib, text
+
+
+def _cli_value(v) -> str:
+    if isinstance(v, list):
+        return "[" + ",".join(str(x) for x in v) + "]"
+    return str(v)
+
+
+def _bib_escape(s: str) -> str:
+    return (
+        s.replace("\\", "\\textbackslash{}")
+        .replace("&", "\\&")
+        .replace("_", "\\_")
+        .replace("%", "\\%")
+        .replace("#", "\\#")
+    )
+
+
+def cmd_cite(args: argparse.Namespace) -> int:
+    from .records import RecordError, load_record
+
+    path = Path(args.record)
+    try:
+        record = load_record(path)
+    except RecordError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    bib, text = cite_text(record, path)
+    if args.format in ("bibtex", "both"):
+        print(bib)
+    if args.format == "both":
+        print()
+    if args.format in ("text", "both"):
+        print(text)
+    return 0
+
+
+# ---------------------------------------------------------------------------- sweep / collect
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .execution import resolve_target
+    from .sweep import expand_grid, run_sweep
+
+    notebooks = resolve_target(args.target)
+    if len(notebooks) != 1:
+        raise ParameterError(f"sweep runs one notebook; {args.target!r} names {len(notebooks)}: give CHAPTER/NOTEBOOK")
+    spec = notebooks[0]
+    points = expand_grid(spec, args.param or [], profile=args.profile)  # validates every point first
+    report = run_sweep(spec, points, Path(args.out), jobs=args.jobs, scheduler=args.scheduler, retries=args.retries)
+    print(
+        f"{len(report.done)} point(s) run, {len(report.skipped)} skipped (already recorded), {len(report.failed)} "
+        "failed; "
+        f"{report.seconds:.1f} s; records under {Path(args.out).resolve() / spec.chapter / spec.name}"
+    )
+    if report.failed:
+        for pid, err in report.failed.items():
+            _err(f"point {pid} failed: {err.strip().splitlines()[0] if err.strip() else 'unknown error'}")
+        _err("re-run the same command to retry only the missing points")
+        return EXIT_FAILED
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from .records import atomic_write_text
+    from .sweep import collect, plot_metric, table_hash
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a folder of sweep records")
+    table, problems = collect(folder, metrics=args.metric or None)
+    for p in problems:
+        _err(f"skipped a corrupt record: {p}")
+    if table.empty:
+        _err(f"no valid record under {folder}")
+        return EXIT_FAILED
+    csv_text = table.to_csv(index=False, float_format="%.10g", lineterminator="\n")
+    out = Path(args.csv) if args.csv else folder / "collected.csv"
+    atomic_write_text(out, csv_text)
+    print(f"{len(table)} point(s) -> {out}")
+    print(f"table SHA-256 {table_hash(csv_text)} (cite this with the command that made the sweep)")
+    if args.plot:
+        if not args.by:
+            raise ParameterError("--plot METRIC needs --by PARAMETER (the swept parameter on the x axis)")
+        png = plot_metric(table, args.plot, args.by, out.with_suffix(f".{args.plot}.png"))
+        print(f"plot -> {png}")
+    return 1 if problems and args.strict else 0
+
+
+# ---------------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="causalbandits",
+        description="Run, report and cite the Causal & Fair Bandits executable book.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="chapters, notebooks and their parameters")
+    p.add_argument("target", nargs="?", help="CHAPTER or CHAPTER/NOTEBOOK (default: everything)")
+    p.add_argument("--brief", action="store_true", help="notebooks only, no parameters")
+    p.add_argument("--all-params", action="store_true", help="also list profile and seed")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("run", help="execute notebooks with papermill and write records")
+    p.add_argument("target", help="CHAPTER, CHAPTER/NOTEBOOK (a unique prefix is enough) or 'all'")
+    p.add_argument(
+        "-p", "--param", action="append", metavar="NAME=VALUE", help="set a parameter (repeatable); lists as [a,b]"
+    )
+    p.add_argument("--profile", choices=("smoke", "book", "paper"), help="execution profile (default: book)")
+    p.add_argument(
+        "--out", default="causalbandits-out", help="folder for executed notebooks (and records) [%(default)s]"
+    )
+    p.add_argument("--record-dir", help="folder for records (default: --out)")
+    p.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell (default: none)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sweep", help="execute one notebook over a grid of parameters (joblib or Dask)")
+    p.add_argument("target", help="CHAPTER/NOTEBOOK (a unique prefix is enough)")
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        metavar="NAME=V1,V2",
+        help="values to sweep: a,b,c | start:stop[:step] | lists separated by ';'",
+    )
+    p.add_argument("--profile", choices=("smoke", "book", "paper"), help="execution profile (default: book)")
+    p.add_argument("--out", default="causalbandits-sweep", help="folder of the sweep's records [%(default)s]")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes [%(default)s]")
+    p.add_argument("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster of --jobs workers")
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=2,
+        help="extra attempts for a point whose task failed or whose worker died [%(default)s]",
+    )
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("collect", help="gather a sweep's records into one table (CSV)")
+    p.add_argument("folder", help="the sweep's --out folder (or any folder of records)")
+    p.add_argument("--metric", action="append", help="metric to include (repeatable; default: every scalar metric)")
+    p.add_argument("--csv", help="output CSV (default: FOLDER/collected.csv)")
+    p.add_argument(
+        "--plot", metavar="METRIC", help="also plot METRIC against --by with a band over the other parameters"
+    )
+    p.add_argument("--by", metavar="PARAMETER", help="the swept parameter for --plot")
+    p.add_argument("--strict", action="store_true", help="exit 1 if any record was corrupt")
+    p.set_defaults(func=cmd_collect)
+
+    p = sub.add_parser("report", help="regenerate book/reproducibility.md from the paper-scale records")
+    p.add_argument("--results", help="records folder (default: results/paper)")
+    p.add_argument("--page", help="page to write (default: book/reproducibility.md)")
+    p.add_argument("--check", action="store_true", help="only check that the page is up to date")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("cite", help="print a citation that pins a record")
+    p.add_argument("record", help="path to a record (.json)")
+    p.add_argument("--format", choices=("bibtex", "text", "both"), default="both")
+    p.set_defaults(func=cmd_cite)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ParameterError, SpecError) as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except FileNotFoundError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,376 @@
+"""The session of one notebook execution: parameters, seeds, metrics, claims and its record.
+
+Every notebook of the book starts the same way::
+
+    # first code cell, tagged "parameters" (papermill injects its values after it)
+    profile = "book"
+    seed = 0
+    T = None          # None: the value of the chosen profile
+
+    # second code cell
+    from causalbandits_lib.book.notebook import setup_notebook
+    nb = setup_notebook("primer/01_bandits_and_regret", globals())
+
+:func:`setup_notebook` validates every parameter against ``notebooks/<chapter>/parameters.yml``
+(an unknown name, a wrong type or an out-of-range value stops the notebook there with an error that
+names the parameter, the value and what is allowed), replaces each ``None`` by its profile value in
+the notebook's namespace, and returns a :class:`NotebookRun`. The notebook registers metrics,
+curves and claims on it, and its last cell calls :meth:`NotebookRun.finish`, which writes the
+record atomically and shows the claims table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import os
+import time
+import types
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from ..core.checks import VERDICTS, Verdict
+from ..core.curves import summarise_curve
+from ..core.streams import SEED_SCHEME, notebook_seed_sequence
+from . import paths
+from .claims import Claim, claims_markdown, format_value
+from .params import NotebookSpec, load_chapter
+from .provenance import git_info, library_fingerprint, package_versions, platform_info
+from .records import load_record, to_jsonable, write_record
+
+__all__ = ["RECORD_DIR_ENV", "find_notebook_spec", "setup_notebook", "NotebookRun", "PaperResults"]
+
+#: Environment variable naming the folder records are written to (set by ``causalbandits run``).
+RECORD_DIR_ENV = "CAUSALBANDITS_RECORD_DIR"
+
+_IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
+
+
+def find_notebook_spec(notebook_id: str) -> NotebookSpec:
+    """The :class:`NotebookSpec` of ``chapter/name`` from the chapter's ``parameters.yml``."""
+    if notebook_id.count("/") != 1:
+        raise ValueError(f"notebook id {notebook_id!r} must look like 'chapter/name'")
+    chapter, name = notebook_id.split("/")
+    folder = paths.notebooks_dir() / chapter
+    if not folder.is_dir():
+        raise ValueError(f"no chapter {chapter!r} in {paths.notebooks_dir()}")
+    spec = load_chapter(folder)
+    if name not in spec.notebooks:
+        raise ValueError(f"chapter {chapter!r} declares no notebook {name!r}; it has {sorted(spec.notebooks)}")
+    return spec.notebooks[name]
+
+
+def _user_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The plain-data names a notebook defined before setup (its parameters, plus anything
+    papermill injected)."""
+    hidden: set[str] = set()
+    try:  # inside IPython, names it put there itself are listed in user_ns_hidden
+        from IPython import get_ipython
+
+        ip = get_ipython()
+        if ip is not None and ip.user_ns is namespace:
+            hidden = set(ip.user_ns_hidden)
+    except ImportError:
+        pass
+    out = {}
+    for name, value in namespace.items():
+        if name.startswith("_") or name in hidden or name in _IPYTHON_NAMES:
+            continue
+        if isinstance(value, (types.ModuleType, type)) or callable(value):
+            continue
+        out[name] = value
+    return out
+
+
+def setup_notebook(notebook_id: str, namespace: dict[str, Any] | None = None, **given: Any) -> "NotebookRun":
+    """Validate the notebook's parameters and start its run.
+
+    Parameters
+    ----------
+    notebook_id : str
+        ``"chapter/name"``, as in ``notebooks/<chapter>/<name>.md``.
+    namespace : dict, optional
+        The notebook's ``globals()``. Its parameter values are read from it, and each ``None`` is
+        replaced there by the value of the chosen profile.
+    **given
+        Parameter values passed directly (for use outside a notebook, e.g. tests).
+
+    Raises
+    ------
+    ParameterError
+        For an unknown name, a wrong type or a value outside what is allowed.
+    """
+    spec = find_notebook_spec(notebook_id)
+    values_in = dict(_user_parameters(namespace)) if namespace is not None else {}
+    values_in.update(given)
+    values, sources = spec.resolve(values_in)
+    if namespace is not None:
+        namespace.update(values)
+    run = NotebookRun(spec, values, sources)
+    run.show_parameters()
+    return run
+
+
+def _display_markdown(text: str) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+
+        if get_ipython() is not None:
+            display(Markdown(text))
+            return
+    except ImportError:
+        pass
+    print(text)
+
+
+def _display_html(html: str, fallback: str) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+
+        if get_ipython() is not None:
+            display(HTML(html))
+            return
+    except ImportError:
+        pass
+    print(fallback)
+
+
+class NotebookRun:
+    """What one execution of a notebook measured, and where its record goes."""
+
+    def __init__(self, spec: NotebookSpec, values: dict[str, Any], sources: dict[str, str]):
+        self.spec = spec
+        self.params = types.MappingProxyType(dict(values))
+        self.sources = dict(sources)
+        self.profile: str = values["profile"]
+        self.seed: int = values["seed"]
+        self.metrics: dict[str, Any] = {}
+        self.curves: dict[str, Any] = {}
+        self.claims: list[Claim] = []
+        self.data: list[dict[str, Any]] = []
+        self.sections: dict[str, float] = {}
+        self._started_wall = _dt.datetime.now(_dt.timezone.utc)
+        self._started = time.perf_counter()
+        self.record_path: Path | None = None
+
+    # -- identity ---------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def chapter(self) -> str:
+        return self.spec.chapter
+
+    def __getattr__(self, name: str) -> Any:
+        params = self.__dict__.get("params")
+        if params is not None and name in params:
+            return params[name]
+        raise AttributeError(name)
+
+    def show_parameters(self) -> None:
+        rows = ["| parameter | value | from |", "|---|---|---|"]
+        for k, v in self.params.items():
+            rows.append(f"| `{k}` | {format_value(v)} | {self.sources[k]} |")
+        _display_markdown(f"**{self.spec.title}**, profile `{self.profile}`, seed {self.seed}\n\n" + "\n".join(rows))
+
+    # -- randomness -------------------------------------------------------------------------
+    def seed_sequence(self, name: str) -> np.random.SeedSequence:
+        """An independent :class:`~numpy.random.SeedSequence` for a named purpose of this notebook
+        (e.g. generating an instance); simulations take :attr:`seed` and derive their per-run
+        streams themselves (:mod:`causalbandits_lib.core.streams`)."""
+        return notebook_seed_sequence(self.seed, name)
+
+    def rng(self, name: str) -> np.random.Generator:
+        """A :class:`numpy.random.Generator` for a named purpose (see :meth:`seed_sequence`)."""
+        return np.random.Generator(np.random.PCG64(self.seed_sequence(name)))
+
+    # -- measurements -----------------------------------------------------------------------
+    def metric(self, name: str, value: Any) -> Any:
+        """Record a named metric (a number or a list of numbers). Returns ``value``."""
+        if not name or " " in name or name.startswith(".") or name.endswith("."):
+            raise ValueError(
+                f"metric name {name!r} must be dotted words without spaces, e.g. 'email.final_regret.D-UCB'"
+            )
+        self.metrics[name] = to_jsonable(value)
+        return value
+
+    def curve(self, name: str, values: np.ndarray, cumulative: bool = True, n_points: int = 200) -> dict[str, list]:
+        """Record a per-round curve of shape ``(n_runs, T)``, downsampled to ``n_points`` log-spaced
+        rounds with the mean, standard deviation and 5%/95% quantiles over runs."""
+        summary = summarise_curve(values, n_points=n_points, cumulative=cumulative)
+        summary["cumulative"] = bool(cumulative)
+        self.curves[name] = summary
+        return summary
+
+    def claim(
+        self,
+        id: str,
+        statement: str,
+        result: Verdict,
+        paper_value: Any = None,
+        measured: Any = None,
+        source: str = "",
+        section: str = "claims",
+    ) -> Claim:
+        """Register a claim with the verdict computed by a check of :mod:`causalbandits_lib.core.checks`."""
+        if not isinstance(result, Verdict):
+            raise TypeError("result must be a Verdict from a check function of causalbandits_lib.core.checks")
+        if not id.startswith(self.chapter + "."):
+            raise ValueError(f"claim id {id!r} must start with the chapter name {self.chapter!r}")
+        if any(c.id == id for c in self.claims):
+            raise ValueError(f"claim {id!r} is registered twice")
+        claim = Claim.from_verdict(id, statement, paper_value, measured, result, source=source, section=section)
+        self.claims.append(claim)
+        return claim
+
+    def use_dataset(self, provenance: Mapping[str, Any]) -> None:
+        """Pin a data set in the record (checksums, whether a stand-in was used)."""
+        self.data.append(to_jsonable(dict(provenance)))
+
+    @contextlib.contextmanager
+    def timed(self, section: str) -> Iterator[None]:
+        """Time a block; the seconds are stored under ``timings.sections`` of the record."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.sections[section] = self.sections.get(section, 0.0) + time.perf_counter() - start
+
+    # -- output -----------------------------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        """The record as a dict (without its content hash)."""
+        root = paths.book_root()
+        return {
+            "notebook": self.id,
+            "title": self.spec.title,
+            "profile": self.profile,
+            "parameters": dict(self.params),
+            "parameter_sources": self.sources,
+            "seeds": {"root": self.seed, "scheme": SEED_SCHEME},
+            "git": git_info(root),
+            "library": library_fingerprint(),
+            "versions": package_versions(),
+            "platform": platform_info(),
+            "data": self.data,
+            "timings": {
+                "started": self._started_wall.isoformat(timespec="seconds"),
+                "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "wall_seconds": round(time.perf_counter() - self._started, 3),
+                "sections": {k: round(v, 3) for k, v in self.sections.items()},
+            },
+            "metrics": self.metrics,
+            "curves": self.curves,
+            "claims": [c.to_dict() for c in self.claims],
+        }
+
+    def record_dir(self) -> Path:
+        env = os.environ.get(RECORD_DIR_ENV)
+        return Path(env) if env else paths.default_record_dir(self.profile)
+
+    def finish(self, show: bool = True) -> Path:
+        """Write the record atomically and show the claims table. Returns the record's path."""
+        path = self.record_dir() / self.chapter / f"{self.spec.name}.json"
+        self.record_path = write_record(self.record(), path)
+        if show:
+            counts = {v: sum(c.verdict == v for c in self.claims) for v in VERDICTS}
+            summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+            _display_markdown(
+                claims_markdown([c.to_dict() for c in self.claims])
+                + f"\n\n{len(self.claims)} claims: {summary or 'none'}."
+            )
+            print(f"record written to {self.record_path}")
+        return self.record_path
+
+    # -- paper-scale results ----------------------------------------------------------------
+    def paper_results(self) -> "PaperResults | None":
+        """The committed paper-profile record of this notebook, or None if there is none yet."""
+        path = paths.paper_results_dir() / self.chapter / f"{self.spec.name}.json"
+        if not path.is_file():
+            return None
+        return PaperResults(load_record(path), path)
+
+    def show_paper_results(self) -> "PaperResults | None":
+        """When this execution is smaller than the paper's scale, show the committed paper-scale
+        claims, the commit and date they came from, and a visible warning if the library code they
+        ran has changed since. Returns the :class:`PaperResults` (None if not shown)."""
+        if self.profile == "paper":
+            _display_markdown("This execution is at the paper's scale; its own results are above.")
+            return None
+        pr = self.paper_results()
+        if pr is None:
+            _display_html(
+                '<div class="admonition warning"><p class="admonition-title">No paper-scale record yet</p>'
+                f"<p>Run <code>make reproduce CHAPTER={self.chapter}</code> to create it.</p></div>",
+                "WARNING: no paper-scale record yet",
+            )
+            return None
+        pr.show()
+        return pr
+
+
+class PaperResults:
+    """A committed paper-profile record, with a check that the library has not changed since."""
+
+    def __init__(self, record: dict[str, Any], path: Path):
+        self.record = record
+        self.path = path
+
+    @property
+    def stale(self) -> bool:
+        """True if any library module the record ran has different source now."""
+        return bool(self.changed_modules())
+
+    def changed_modules(self) -> list[str]:
+        """Library modules whose source differs from the code that produced the record."""
+        now = library_fingerprint(self.record["library"]["modules"])["modules"]
+        return sorted(m for m, h in self.record["library"]["modules"].items() if now.get(m) != h)
+
+    def show(self) -> None:
+        rec = self.record
+        git = rec["git"]
+        commit = (git.get("commit") or "unknown")[:10]
+        date = git.get("commit_date") or rec["timings"]["started"]
+        dirty = " (working tree had uncommitted changes)" if git.get("dirty") else ""
+        head = (
+            f"**Paper-scale results** (profile `paper`, record `{self.path.name}`): commit `{commit}`{dirty}, "
+            f"{date}; ran {rec['timings']['wall_seconds']:.0f} s with parameters "
+            + ", ".join(f"`{k}={format_value(v)}`" for k, v in rec["parameters"].items() if k != "profile")
+        )
+        if self.stale:
+            mods = ", ".join(self.changed_modules())
+            _display_html(
+                '<div class="admonition warning"><p class="admonition-title">Library changed since these results</p>'
+                f"<p>Module(s) {mods} differ from the code that produced this record (commit {commit}). "
+                "Re-run <code>make reproduce</code> before citing them.</p></div>",
+                f"WARNING: library changed since the paper-scale record ({mods})",
+            )
+        _display_markdown(head + "\n\n" + claims_markdown(rec["claims"]))
+
+    def plot(self, ax, name: str, label: str | None = None, **kw):
+        """Draw a stored curve (mean over runs with its 5-95% band) on ``ax``."""
+        from ..core.figures import band_from_summary
+
+        return band_from_summary(ax, self.curve(name), label or name, **kw)
+
+    def metric(self, name: str):
+        """A stored metric."""
+        try:
+            return self.record["metrics"][name]
+        except KeyError:
+            raise KeyError(
+                f"the paper-scale record has no metric {name!r}; it has {sorted(self.record['metrics'])}"
+            ) from None
+
+    def curve(self, name: str) -> dict[str, list]:
+        """A stored curve (``t``, ``mean``, ``sd``, ``q05``, ``q95``)."""
+        try:
+            return self.record["curves"][name]
+        except KeyError:
+            raise KeyError(
+                f"the paper-scale record has no curve {name!r}; it has {sorted(self.record['curves'])}"
+            ) from None

@@ -1,0 +1,389 @@
+"""Notebook parameters: declared once, resolved by profile, validated where they enter.
+
+Every notebook's knobs are declared in ``notebooks/<chapter>/parameters.yml``. Each knob has a type,
+an allowed range or set of choices, a help text, and a value for each of the three profiles
+(``smoke``: seconds, for CI; ``book``: what the published book runs; ``paper``: the paper's scale).
+A knob whose value is the same in every profile gives it once as ``value``.
+
+The file format::
+
+    title: Primer
+    notebooks:
+      01_bandits_and_regret:
+        title: Stochastic bandits and regret
+        parameters:
+          T:
+            type: int
+            min: 1
+            max: 10000000
+            help: horizon (rounds per run)
+            smoke: 300
+            book: 20000
+            paper: 100000
+
+Every notebook also takes ``profile`` (one of :data:`PROFILES`) and ``seed`` (an integer
+``0 <= seed < 2**63``); they are not declared in the file. papermill injects parameters without
+checking them, so :meth:`NotebookSpec.resolve` is the only guard: it names the parameter, the value
+and what is allowed whenever something is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+#: The three execution profiles, from fastest to largest.
+PROFILES = ("smoke", "book", "paper")
+
+#: The types a parameter may have.
+TYPES = ("int", "float", "bool", "str", "list[int]", "list[float]", "list[str]")
+
+SEED_MAX = 2**63 - 1
+
+
+class ParameterError(ValueError):
+    """A parameter is unknown, of the wrong type, or outside what is allowed."""
+
+
+class SpecError(ValueError):
+    """A ``parameters.yml`` file is malformed."""
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One declared knob of a notebook.
+
+    Parameters
+    ----------
+    name : str
+        The variable name in the notebook's ``parameters`` cell.
+    type : str
+        One of :data:`TYPES`.
+    help : str
+        What the knob means, with its unit.
+    profiles : dict
+        Value for each profile in :data:`PROFILES`.
+    min, max : float, optional
+        Inclusive bounds (for lists: bounds of every element).
+    gt, lt : float, optional
+        Exclusive bounds.
+    choices : list, optional
+        The allowed values (for lists: of every element).
+    length : tuple of int, optional
+        Inclusive bounds on the length of a list.
+    """
+
+    name: str
+    type: str
+    help: str
+    profiles: dict[str, Any]
+    min: float | None = None
+    max: float | None = None
+    gt: float | None = None
+    lt: float | None = None
+    choices: tuple | None = None
+    length: tuple[int, int] | None = None
+
+    # -- description -------------------------------------------------------------------------
+    def allowed(self) -> str:
+        """Plain-language statement of the allowed values."""
+        element = self.type[5:-1] if self.type.startswith("list[") else self.type
+        noun = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string"}[element]
+        parts = []
+        if self.choices is not None:
+            parts.append("one of " + ", ".join(repr(c) for c in self.choices))
+        lo = f"{_num(self.min)} <= " if self.min is not None else (f"{_num(self.gt)} < " if self.gt is not None else "")
+        hi = f" <= {_num(self.max)}" if self.max is not None else (f" < {_num(self.lt)}" if self.lt is not None else "")
+        if lo or hi:
+            parts.append(f"{lo}{self.name if not self.type.startswith('list') else 'x'}{hi}")
+        text = noun + (" with " + " and ".join(parts) if parts else "")
+        if self.type.startswith("list["):
+            plural = text
+            for one, many in (("an integer", "integers"), ("a number", "numbers"), ("a string", "strings")):
+                plural = plural.replace(one, many)
+            text = f"a list of {plural}"
+            if self.length is not None:
+                text += f" of length {self.length[0]} to {self.length[1]}"
+            if parts:
+                text = text.replace(" with ", " each with ", 1)
+        return text
+
+    # -- validation --------------------------------------------------------------------------
+    def _check_scalar(self, value: Any, element: str, where: str) -> Any:
+        if element == "bool":
+            if not isinstance(value, bool):
+                raise ParameterError(
+                    f"parameter {where} = {value!r} ({_type_name(value)}): allowed is {self.allowed()}"
+                )
+            return value
+        if element == "str":
+            if not isinstance(value, str):
+                raise ParameterError(
+                    f"parameter {where} = {value!r} ({_type_name(value)}): allowed is {self.allowed()}"
+                )
+        elif element == "int":
+            if isinstance(value, bool) or not isinstance(value, (int,)) and not _is_integral_float(value):
+                raise ParameterError(
+                    f"parameter {where} = {value!r} ({_type_name(value)}): allowed is {self.allowed()}"
+                )
+            value = int(value)
+        elif element == "float":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ParameterError(
+                    f"parameter {where} = {value!r} ({_type_name(value)}): allowed is {self.allowed()}"
+                )
+            value = float(value)
+            if not math.isfinite(value):
+                raise ParameterError(f"parameter {where} = {value!r} is not finite: allowed is {self.allowed()}")
+        if self.choices is not None and value not in self.choices:
+            raise ParameterError(f"parameter {where} = {value!r} is not allowed: allowed is {self.allowed()}")
+        if element in ("int", "float"):
+            if (
+                (self.min is not None and value < self.min)
+                or (self.max is not None and value > self.max)
+                or (self.gt is not None and value <= self.gt)
+                or (self.lt is not None and value >= self.lt)
+            ):
+                raise ParameterError(f"parameter {where} = {value!r} is out of range: allowed is {self.allowed()}")
+        return value
+
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` converted to the declared type, or raise :class:`ParameterError`."""
+        if self.type.startswith("list["):
+            element = self.type[5:-1]
+            if isinstance(value, tuple):
+                value = list(value)
+            if not isinstance(value, list):
+                raise ParameterError(
+                    f"parameter {self.name} = {value!r} ({_type_name(value)}): allowed is {self.allowed()}"
+                )
+            if self.length is not None and not self.length[0] <= len(value) <= self.length[1]:
+                raise ParameterError(f"parameter {self.name} has {len(value)} elements: allowed is {self.allowed()}")
+            return [self._check_scalar(v, element, f"{self.name}[{i}]") for i, v in enumerate(value)]
+        return self._check_scalar(value, self.type, self.name)
+
+    def default(self, profile: str) -> Any:
+        """The value of this knob in ``profile``."""
+        return self.profiles[profile]
+
+
+def _num(x: float) -> str:
+    """A bound as written by a person: integers in full (10000000, not 1e+07)."""
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:g}"
+
+
+def _is_integral_float(value: Any) -> bool:
+    return isinstance(value, float) and value.is_integer()
+
+
+PROFILE_PARAMETER = Parameter(
+    name="profile",
+    type="str",
+    help="execution scale: smoke (seconds, CI), book (the published book), paper (the paper's scale)",
+    profiles={p: p for p in PROFILES},
+    choices=PROFILES,
+)
+
+SEED_PARAMETER = Parameter(
+    name="seed",
+    type="int",
+    help="root seed; every random stream of the notebook is derived from it through SeedSequence",
+    profiles={p: 0 for p in PROFILES},
+    min=0,
+    max=SEED_MAX,
+)
+
+COMMON = {"profile": PROFILE_PARAMETER, "seed": SEED_PARAMETER}
+
+
+@dataclass(frozen=True)
+class NotebookSpec:
+    """The declared parameters of one notebook (``chapter/name``)."""
+
+    chapter: str
+    name: str
+    title: str
+    parameters: dict[str, Parameter] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.chapter}/{self.name}"
+
+    def all_parameters(self) -> dict[str, Parameter]:
+        """``profile``, ``seed`` and the declared knobs, in that order."""
+        return {**COMMON, **self.parameters}
+
+    def resolve(self, given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """Validate ``given`` and fill in profile defaults.
+
+        Parameters
+        ----------
+        given : mapping
+            Parameter values as set in the notebook or on the command line. ``None`` means "the
+            value of the chosen profile".
+
+        Returns
+        -------
+        values : dict
+            Every parameter, validated, in declaration order.
+        sources : dict
+            For each parameter, ``"given"`` or ``"profile"``.
+
+        Raises
+        ------
+        ParameterError
+            For an unknown name, a wrong type or a value outside what is allowed.
+        """
+        declared = self.all_parameters()
+        unknown = [k for k in given if k not in declared]
+        if unknown:
+            names = ", ".join(declared)
+            raise ParameterError(
+                f"unknown parameter {unknown[0]!r} (value {given[unknown[0]]!r}) for notebook {self.id}: "
+                f"allowed names are {names}"
+            )
+        profile_value = given.get("profile")
+        profile = PROFILE_PARAMETER.validate("book" if profile_value is None else profile_value)
+        values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        for name, param in declared.items():
+            value = given.get(name)
+            if value is None:
+                values[name] = param.validate(param.default(profile))
+                sources[name] = "profile"
+            else:
+                values[name] = param.validate(value)
+                sources[name] = "given"
+        return values, sources
+
+
+@dataclass(frozen=True)
+class ChapterSpec:
+    """A chapter: its folder name, title and notebooks in reading order."""
+
+    name: str
+    title: str
+    notebooks: dict[str, NotebookSpec]
+    folder: Path
+
+
+def _parse_parameter(where: str, name: str, raw: Any) -> Parameter:
+    if not isinstance(raw, dict):
+        raise SpecError(f"{where}: parameter {name!r} must be a mapping, got {raw!r}")
+    if name in COMMON:
+        raise SpecError(f"{where}: {name!r} is common to every notebook and must not be declared")
+    if not name.isidentifier():
+        raise SpecError(f"{where}: parameter name {name!r} is not a Python identifier")
+    known = {"type", "help", "min", "max", "gt", "lt", "choices", "length", "value", *PROFILES}
+    extra = set(raw) - known
+    if extra:
+        raise SpecError(
+            f"{where}: parameter {name!r} has unknown keys {sorted(extra)}; allowed keys are {sorted(known)}"
+        )
+    ptype = raw.get("type")
+    if ptype not in TYPES:
+        raise SpecError(f"{where}: parameter {name!r} has type {ptype!r}; allowed types are {', '.join(TYPES)}")
+    if not raw.get("help"):
+        raise SpecError(f"{where}: parameter {name!r} needs a help text")
+    if "value" in raw:
+        if any(p in raw for p in PROFILES):
+            raise SpecError(f"{where}: parameter {name!r} gives both 'value' and per-profile values")
+        profiles = {p: raw["value"] for p in PROFILES}
+    else:
+        missing = [p for p in PROFILES if p not in raw]
+        if missing:
+            raise SpecError(f"{where}: parameter {name!r} has no value for profile(s) {missing} (or give 'value')")
+        profiles = {p: raw[p] for p in PROFILES}
+    length = raw.get("length")
+    if length is not None:
+        length = tuple(int(x) for x in length)
+    choices = raw.get("choices")
+    param = Parameter(
+        name=name,
+        type=ptype,
+        help=str(raw["help"]).strip(),
+        profiles=profiles,
+        min=raw.get("min"),
+        max=raw.get("max"),
+        gt=raw.get("gt"),
+        lt=raw.get("lt"),
+        choices=tuple(choices) if choices is not None else None,
+        length=length,
+    )
+    for profile, value in profiles.items():
+        try:
+            param.validate(value)
+        except ParameterError as exc:
+            raise SpecError(f"{where}: the {profile} value of {name!r} is invalid: {exc}") from None
+    return param
+
+
+def load_chapter(folder: Path) -> ChapterSpec:
+    """Read ``folder/parameters.yml``.
+
+    Raises
+    ------
+    SpecError
+        If the file is missing, malformed, or declares a notebook that has no ``.md`` file.
+    """
+    path = folder / "parameters.yml"
+    if not path.is_file():
+        raise SpecError(f"chapter {folder.name!r} has no parameters.yml at {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("notebooks"), dict) or "title" not in raw:
+        raise SpecError(f"{path}: expected a mapping with 'title' and 'notebooks'")
+    notebooks: dict[str, NotebookSpec] = {}
+    for nb_name, nb_raw in raw["notebooks"].items():
+        where = f"{path}: notebook {nb_name!r}"
+        if not (folder / f"{nb_name}.md").is_file():
+            raise SpecError(f"{where} has no file {nb_name}.md in {folder}")
+        nb_raw = nb_raw or {}
+        params_raw = nb_raw.get("parameters") or {}
+        params = {name: _parse_parameter(where, name, p) for name, p in params_raw.items()}
+        notebooks[nb_name] = NotebookSpec(
+            chapter=folder.name, name=nb_name, title=str(nb_raw.get("title", nb_name)), parameters=params
+        )
+    return ChapterSpec(
+        name=folder.name, title=str(raw["title"]), notebooks=dict(sorted(notebooks.items())), folder=folder
+    )
+
+
+def load_all(notebooks_root: Path) -> dict[str, ChapterSpec]:
+    """Every chapter under ``notebooks_root`` that has a ``parameters.yml``, in folder order."""
+    chapters = {}
+    for folder in sorted(p for p in notebooks_root.iterdir() if p.is_dir()):
+        if (folder / "parameters.yml").is_file():
+            chapters[folder.name] = load_chapter(folder)
+    return chapters
+
+
+def parse_cli_value(param: Parameter, text: str) -> Any:
+    """Parse the text of ``-p name=value`` as YAML, then validate it against ``param``.
+
+    ``-p T=500`` gives the integer 500, ``-p taus=[0.1,0.2]`` a list, ``-p mode=paper`` a string.
+    A comma-separated list without brackets is accepted for list parameters.
+    """
+    if param.type.startswith("list[") and not text.strip().startswith("["):
+        text = "[" + text + "]"
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = text
+    if param.type == "str" and not isinstance(value, str):
+        value = text
+    if param.type == "float" and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    return param.validate(value)

@@ -1,0 +1,146 @@
+"""Provenance of a record: the commit and whether the tree was dirty, package versions, the
+platform, and the fingerprint of the library code that ran (which flags results as stale).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+from .records import canonical_json
+
+__all__ = [
+    "PINNED_PACKAGES",
+    "GENERATED_PATHS",
+    "git_info",
+    "package_versions",
+    "platform_info",
+    "fingerprinted",
+    "library_fingerprint",
+]
+
+#: Packages whose versions are pinned in every record.
+PINNED_PACKAGES = (
+    "causalbandits-lib",
+    "numpy",
+    "scipy",
+    "networkx",
+    "pgmpy",
+    "cvxpy",
+    "clarabel",
+    "matplotlib",
+    "pandas",
+    "papermill",
+    "jupytext",
+    "ipykernel",
+)
+
+
+#: Paths whose uncommitted changes do not make a record "dirty": the records and the pages generated
+#: from them are the output of the runs being recorded (``make reproduce`` rewrites them one notebook
+#: at a time), not an input to them.
+GENERATED_PATHS = ("results", "book/reproducibility.md", "book/_reproduction_summary.md")
+
+
+def git_info(root: Path) -> dict[str, Any]:
+    """Commit, dirty flag and commit date of the checkout at ``root`` (``None`` outside git).
+
+    ``dirty`` is true when a tracked file other than :data:`GENERATED_PATHS` has uncommitted changes.
+    """
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None, "commit_date": None}
+    status = git(
+        "status", "--porcelain", "--untracked-files=no", "--", ".", *(f":(exclude){p}" for p in GENERATED_PATHS)
+    )
+    return {"commit": commit, "dirty": bool(status), "commit_date": git("show", "-s", "--format=%cI", "HEAD")}
+
+
+def package_versions(packages: Iterable[str] = PINNED_PACKAGES) -> dict[str, str | None]:
+    """Installed versions of ``packages`` and of Python itself."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in packages:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def platform_info() -> dict[str, Any]:
+    return {
+        "system": platform.system(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        # pgmpy's inference is bit-reproducible only under a fixed hash seed (see scm.DiscreteSCM.query)
+        "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+    }
+
+
+#: The package whose code a record fingerprints.
+PACKAGE = "causalbandits_lib"
+
+
+def fingerprinted(module_name: str) -> bool:
+    """Whether a change in ``module_name`` can change a measurement, and so marks a record stale.
+
+    The rule, not a list: every module of the library **except** the book machinery
+    (``causalbandits_lib.book`` and below: parameters, sessions, records, execution, sweeps,
+    reports, plotting, the command line) and the chapters' ``figures`` modules (which only draw).
+    The layering test makes sure nothing outside ``book`` imports ``book``, so no number can be
+    computed there.
+    """
+    if module_name != PACKAGE and not module_name.startswith(PACKAGE + "."):
+        return False
+    parts = module_name.split(".")
+    if len(parts) > 1 and parts[1] == "book":
+        return False
+    return parts[-1] != "figures"
+
+
+def library_fingerprint(module_names: Iterable[str] | None = None) -> dict[str, Any]:
+    """SHA-256 of the source of the library modules that ran.
+
+    Parameters
+    ----------
+    module_names : iterable of str, optional
+        Dotted module names; default: every :func:`fingerprinted` module imported so far.
+
+    Returns
+    -------
+    dict
+        ``{"modules": {name: sha256}, "source_hash": sha256 over all of them}``.
+    """
+    if module_names is None:
+        module_names = [m for m in list(sys.modules) if fingerprinted(m)]
+    hashes = {}
+    for name in sorted(set(module_names)):
+        mod = sys.modules.get(name)
+        path = getattr(mod, "__file__", None) if mod is not None else None
+        if path is None:
+            import importlib.util
+
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):  # a module that no longer exists (moved or deleted)
+                spec = None
+            path = spec.origin if spec else None
+        if path and Path(path).is_file():
+            hashes[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    total = hashlib.sha256(canonical_json(hashes).encode()).hexdigest()
+    return {"modules": hashes, "source_hash": total}

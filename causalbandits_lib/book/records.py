@@ -1,0 +1,149 @@
+"""Results records: the citable unit of the book.
+
+One JSON record per notebook execution pins what is needed to reproduce and judge it: notebook id,
+profile and resolved parameters, seeds, git commit and whether the tree was dirty, package
+versions, a fingerprint of the library code that ran, data checksums and whether a stand-in was
+used, timings, named metrics (``{"email.final_regret.D-UCB": 286.4}``), downsampled curves, and the
+claims with their verdicts. Records are written atomically (temporary file, fsync, rename), so an
+interrupted run never leaves a half-written record.
+
+The record's ``content_hash`` is the SHA-256 of its canonical JSON (sorted keys, no whitespace)
+without the ``content_hash`` field itself; :func:`load_record` verifies it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+SCHEMA = "causalbandits.record/1"
+
+#: Keys every record has.
+REQUIRED_KEYS = (
+    "schema",
+    "notebook",
+    "profile",
+    "parameters",
+    "seeds",
+    "git",
+    "library",
+    "versions",
+    "data",
+    "timings",
+    "metrics",
+    "curves",
+    "claims",
+    "content_hash",
+)
+
+
+class RecordError(ValueError):
+    """A record file is missing keys, malformed, or its content hash does not match."""
+
+
+# ---------------------------------------------------------------------------- JSON helpers
+def to_jsonable(value: Any) -> Any:
+    """numpy scalars and arrays to Python numbers and lists; non-finite floats to strings."""
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer, int)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return v if math.isfinite(v) else str(v)
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"cannot store a {type(value).__name__} in a record: {value!r}")
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def content_hash(record: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``record`` without its ``content_hash`` field."""
+    body = {k: v for k, v in record.items() if k != "content_hash"}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a record is an ordinary file
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def write_record(record: Mapping[str, Any], path: Path) -> Path:
+    """Fill in ``content_hash`` and write ``record`` atomically as indented JSON."""
+    body = to_jsonable(dict(record))
+    body["schema"] = SCHEMA
+    body["content_hash"] = content_hash(body)
+    missing = [k for k in REQUIRED_KEYS if k not in body]
+    if missing:
+        raise RecordError(f"record for {body.get('notebook', '?')} lacks key(s) {missing}")
+    return atomic_write_text(
+        path, json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    )
+
+
+def load_record(path: Path, verify: bool = True) -> dict[str, Any]:
+    """Read and check a record.
+
+    Raises
+    ------
+    RecordError
+        If the file is not JSON, lacks a required key, has another schema, or (with ``verify``)
+        its content hash does not match its content.
+    """
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such record") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RecordError(f"{path}: not a JSON record ({exc})") from None
+    if not isinstance(record, dict):
+        raise RecordError(f"{path}: a record must be a JSON object")
+    missing = [k for k in REQUIRED_KEYS if k not in record]
+    if missing:
+        raise RecordError(f"{path}: record lacks key(s) {missing}")
+    if record["schema"] != SCHEMA:
+        raise RecordError(f"{path}: schema {record['schema']!r}; this library reads {SCHEMA!r}")
+    if verify and content_hash(record) != record["content_hash"]:
+        raise RecordError(f"{path}: content hash does not match the content (edited or truncated record)")
+    return record
+
+
+def find_records(folder: Path) -> list[Path]:
+    """All ``*.json`` records below ``folder``, sorted."""
+    folder = Path(folder)
+    return sorted(p for p in folder.rglob("*.json") if p.is_file()) if folder.is_dir() else []

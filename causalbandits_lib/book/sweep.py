@@ -1,0 +1,286 @@
+"""Parameter sweeps: a grid of notebook executions on joblib's process pool or a Dask cluster.
+
+Two layers:
+
+- :func:`~causalbandits_lib.core.parallel.map_tasks` (in the core, since chapters use it for
+  their own grids) runs independent tasks serially, on joblib's process pool, or on a Dask
+  ``distributed`` cluster, with bounded retries; results come back in task order.
+- :func:`run_sweep` executes one notebook per grid point (papermill, as ``causalbandits run``) and
+  writes each point's record atomically into ``OUT/<chapter>/<notebook>/<point id>/record.json``,
+  where the point id is a hash of the point's resolved parameters. A point whose valid record exists
+  is skipped, so re-running the same command after a crash completes exactly the missing points.
+
+:func:`collect` gathers a sweep's records into one table (CSV and a pandas DataFrame), reporting
+and skipping corrupt records; the table's SHA-256 is what a review cites.
+
+Grid syntax (``-p name=...``): comma-separated values ``T=500,1000``; integer ranges ``seed=0:8``
+(half-open, like Python's ``range``; ``0:20:5`` with a step); for list-valued parameters, values
+separated by ``;`` (``taus=[0.1,0.2];[0.3]``). Every point is validated before anything runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..core.parallel import TaskOutcome, map_tasks
+from .params import NotebookSpec, ParameterError, parse_cli_value
+from .records import RecordError, atomic_write_text, canonical_json, load_record
+
+__all__ = [
+    "SweepError",
+    "expand_grid",
+    "point_id",
+    "SweepReport",
+    "run_sweep",
+    "collect",
+    "table_hash",
+]
+
+
+class SweepError(RuntimeError):
+    """A sweep could not complete (some points failed after their retries)."""
+
+
+# ---------------------------------------------------------------------------- grid
+def _values(param, text: str) -> list[Any]:
+    text = text.strip()
+    if param.type.startswith("list["):
+        return [parse_cli_value(param, p) for p in text.split(";") if p.strip()]
+    out: list[Any] = []
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        if param.type == "int" and ":" in item:
+            pieces = item.split(":")
+            if len(pieces) not in (2, 3) or not all(p.strip().lstrip("-").isdigit() for p in pieces):
+                raise ParameterError(
+                    f"-p {param.name}={text}: a range is start:stop or start:stop:step with integers, got {item!r}"
+                )
+            start, stop = int(pieces[0]), int(pieces[1])
+            step = int(pieces[2]) if len(pieces) == 3 else 1
+            if step <= 0 or stop <= start:
+                raise ParameterError(
+                    f"-p {param.name}={text}: the range {item!r} is empty (need start < stop and a positive step)"
+                )
+            out.extend(param.validate(v) for v in range(start, stop, step))
+        else:
+            out.append(parse_cli_value(param, item))
+    return out
+
+
+def expand_grid(spec: NotebookSpec, assignments: Sequence[str], profile: str | None = None) -> list[dict[str, Any]]:
+    """Every combination of the given values, each validated against ``spec``.
+
+    Returns the points as the parameters to inject (only those given, plus the profile), in a
+    stable order (the product of the value lists in the order the parameters were given).
+
+    Raises
+    ------
+    ParameterError
+        Naming the parameter and the value, for an unknown name or any invalid value; nothing runs.
+    """
+    declared = spec.all_parameters()
+    axes: dict[str, list[Any]] = {}
+    for a in assignments:
+        name, sep, text = a.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ParameterError(f"-p {a!r}: expected name=value[,value...]")
+        if name not in declared:
+            raise ParameterError(
+                f"unknown parameter {name!r} for notebook {spec.id}: allowed names are {', '.join(declared)}"
+            )
+        if name in axes:
+            raise ParameterError(f"-p {name}=... is given twice")
+        values = _values(declared[name], text)
+        if not values:
+            raise ParameterError(f"-p {name}={text!r} gives no value")
+        axes[name] = values
+    if profile is not None:
+        if "profile" in axes:
+            raise ParameterError("give the profile either with --profile or with -p profile=..., not both")
+        axes["profile"] = [profile]
+    names = list(axes)
+    points = [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
+    for p in points:
+        spec.resolve(p)  # full validation of every point before anything runs
+    return points or [{}]
+
+
+def point_id(spec: NotebookSpec, given: Mapping[str, Any]) -> str:
+    """A stable id for a grid point: SHA-256 (first 16 hex digits) of its notebook and its resolved
+    parameters, so that ``-p T=500`` and the profile's own 500 name the same point."""
+    values, _ = spec.resolve(given)
+    return hashlib.sha256(canonical_json({"notebook": spec.id, "parameters": values}).encode()).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------- notebook sweeps
+def run_point(notebook: str, given: dict[str, Any], point_dir: str) -> dict[str, Any]:
+    """Execute one grid point and move its record atomically to ``point_dir/record.json``.
+
+    Runs in a worker process. The notebook writes its record atomically into a scratch folder of
+    the point; the rename into place is atomic too, so an interrupted point leaves no record.
+    """
+    from .execution import execute_notebook
+    from .notebook import find_notebook_spec
+
+    spec = find_notebook_spec(notebook)
+    folder = Path(point_dir)
+    work = folder / "work"
+    if work.exists():
+        shutil.rmtree(work)
+    started = time.perf_counter()
+    result = execute_notebook(spec, given, work, work, progress=False)
+    os.replace(result.output, folder / "notebook.ipynb")
+    os.replace(result.record, folder / "record.json")
+    shutil.rmtree(work, ignore_errors=True)
+    return {"seconds": time.perf_counter() - started, "pid": os.getpid()}
+
+
+@dataclass
+class SweepReport:
+    total: int
+    skipped: list[str] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _valid_record(path: Path, notebook: str, values: Mapping[str, Any]) -> bool:
+    try:
+        rec = load_record(path)
+    except RecordError:
+        return False
+    return rec["notebook"] == notebook and rec["parameters"] == dict(values)
+
+
+def run_sweep(
+    spec: NotebookSpec,
+    points: Sequence[Mapping[str, Any]],
+    out: Path,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    retries: int = 2,
+    log: Callable[[str], None] = print,
+) -> SweepReport:
+    """Execute every point that has no valid record yet; see the module docstring."""
+    out = Path(out)
+    base = out / spec.chapter / spec.name
+    base.mkdir(parents=True, exist_ok=True)
+    todo, ids = [], []
+    report = SweepReport(total=len(points))
+    for given in points:
+        pid = point_id(spec, given)
+        folder = base / pid
+        values, _ = spec.resolve(given)
+        if _valid_record(folder / "record.json", spec.id, values):
+            report.skipped.append(pid)
+            continue
+        folder.mkdir(exist_ok=True)
+        atomic_write_text(
+            folder / "point.json",
+            json.dumps({"notebook": spec.id, "given": given, "parameters": values}, indent=1) + "\n",
+        )
+        todo.append({"notebook": spec.id, "given": dict(given), "point_dir": str(folder)})
+        ids.append(pid)
+    where = f"Dask scheduler {scheduler}" if scheduler else ("serially" if jobs == 1 else f"{jobs} joblib processes")
+    log(f"sweep {spec.id}: {len(points)} point(s), {len(report.skipped)} already done, {len(todo)} to run {where}")
+    started = time.perf_counter()
+
+    def done(o: TaskOutcome) -> None:
+        pid = ids[o.index]
+        if o.ok:
+            report.done.append(pid)
+            log(
+                f"  [{len(report.done) + len(report.failed)}/{len(todo)}] {pid} done in {o.result['seconds']:.1f} s "
+                f"({o.where})"
+            )
+        else:
+            report.failed[pid] = o.error or "unknown error"
+            first = (o.error or "").strip().splitlines()[0] if o.error else ""
+            log(
+                f"  [{len(report.done) + len(report.failed)}/{len(todo)}] {pid} FAILED after {o.attempts} "
+                f"attempt(s): {first}"
+            )
+            atomic_write_text(Path(todo[o.index]["point_dir"]) / "error.txt", o.error or "")
+
+    map_tasks(run_point, todo, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+# ---------------------------------------------------------------------------- collect
+def collect(folder: Path, metrics: Sequence[str] | None = None):
+    """Gather the records of a sweep into a DataFrame (one row per point).
+
+    Columns: ``notebook``, ``point``, every parameter, then the chosen metrics (default: every
+    scalar metric). Rows are sorted by notebook and parameters.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+    problems : list of str
+        One line per record that could not be read (it is left out of the table).
+    """
+    import pandas as pd
+
+    folder = Path(folder)
+    rows, problems = [], []
+    for path in sorted(folder.rglob("record.json")):
+        try:
+            rec = load_record(path)
+        except RecordError as exc:
+            problems.append(str(exc))
+            continue
+        row: dict[str, Any] = {"notebook": rec["notebook"], "point": path.parent.name}
+        for k, v in rec["parameters"].items():
+            row[k] = json.dumps(v) if isinstance(v, (list, dict)) else v
+        for k, v in rec["metrics"].items():
+            if (metrics is None and isinstance(v, (int, float, bool))) or (metrics is not None and k in metrics):
+                row[k] = v
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    if len(table):
+        params = [c for c in table.columns if c not in ("notebook", "point") and not c.count(".")]
+        table = table.sort_values(["notebook", *params], kind="stable").reset_index(drop=True)
+    return table, problems
+
+
+def table_hash(csv_text: str) -> str:
+    """SHA-256 of a collected table's CSV text (what a review cites)."""
+    return hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
+
+
+def plot_metric(table, metric: str, by: str, path: Path) -> Path:
+    """Mean of ``metric`` against the swept parameter ``by``, with a 5-95% band over the other
+    parameters (typically seeds). Writes a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    if metric not in table.columns or by not in table.columns:
+        raise KeyError(f"the table has no column {metric!r} or {by!r}; columns are {list(table.columns)}")
+    groups = table.groupby(by)[metric]
+    xs = np.array(sorted(groups.groups))
+    mean = groups.mean().reindex(xs).to_numpy()
+    lo = groups.quantile(0.05).reindex(xs).to_numpy()
+    hi = groups.quantile(0.95).reindex(xs).to_numpy()
+    fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
+    ax.plot(xs, mean, marker="o", label=f"mean of {metric}")
+    ax.fill_between(xs, lo, hi, alpha=0.2, label="5-95% over the other parameters")
+    ax.set_xlabel(by)
+    ax.set_ylabel(metric)
+    ax.legend()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)

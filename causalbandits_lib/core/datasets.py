@@ -1,0 +1,275 @@
+"""Public data sets: find, verify, download where a network exists, or fall back to a stand-in.
+
+The book never requires its data files. :func:`fetch` looks for each file of a data set
+
+1. in the folder named by ``CAUSALBANDITS_DATA_DIR`` (CI points it at ``../shared/data``), then
+2. in the checkout's own ``data/`` folder (where downloads go; ignored by git),
+
+verifies its SHA-256 against :data:`REGISTRY`, and if a file is missing tries its public sources
+(unless ``CAUSALBANDITS_OFFLINE=1``), writing the download atomically after verifying it. When the
+data cannot be had, :func:`fetch` raises :class:`DataUnavailable`; chapter loaders catch it and
+build a documented synthetic stand-in, flagged in the record (``stand_in: true``) and announced
+loudly in the notebook. A file that is present but has the wrong checksum is an error, never
+silently replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import paths
+
+__all__ = [
+    "DATA_DIR_ENV",
+    "OFFLINE_ENV",
+    "DataFile",
+    "DatasetSpec",
+    "REGISTRY",
+    "DataUnavailable",
+    "ChecksumError",
+    "StandInWarning",
+    "DatasetFiles",
+    "sha256_file",
+    "data_dirs",
+    "fetch",
+    "stand_in_provenance",
+]
+
+DATA_DIR_ENV = "CAUSALBANDITS_DATA_DIR"
+OFFLINE_ENV = "CAUSALBANDITS_OFFLINE"
+
+
+class DataUnavailable(RuntimeError):
+    """The data set's files are neither present nor downloadable."""
+
+
+class ChecksumError(RuntimeError):
+    """A data file is present but its SHA-256 differs from the registered one."""
+
+
+class StandInWarning(UserWarning):
+    """A synthetic stand-in replaces a real data set."""
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file of a data set: path relative to the data folder, checksum, size, public sources."""
+
+    relpath: str
+    sha256: str
+    size: int
+    urls: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    files: tuple[DataFile, ...]
+    licence: str
+    source: str
+
+
+#: The data sets the book uses (see ``../shared/data/PROVENANCE.md``).
+REGISTRY: dict[str, DatasetSpec] = {
+    "adult": DatasetSpec(
+        name="adult",
+        files=(
+            DataFile(
+                "adult/adult.data",
+                "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+                3974305,
+                ("https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.data",),
+            ),
+            DataFile(
+                "adult/adult.test",
+                "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+                2003153,
+                ("https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.test",),
+            ),
+            DataFile(
+                "adult/adult.names",
+                "c248284c0b5de30c9e1958d6cdd168a34a654758b620e68f46aefa83fc0a576a",
+                5229,
+                ("https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.names",),
+            ),
+        ),
+        licence="CC BY 4.0",
+        source="UCI Machine Learning Repository, 'Adult' (Becker and Kohavi, 1996)",
+    ),
+    "yeast": DatasetSpec(
+        name="yeast",
+        # The registered file's header was reordered to match its data rows (PROVENANCE.md), so no
+        # public download has these exact bytes: without the file, the chapter uses its stand-in.
+        files=(
+            DataFile("yeast/yeast.arff", "55c07a3b6ff885ae338fb6987a1d57f55572b29809922c2822c4885c61230dd7", 2416688),
+        ),
+        licence="free for research use (MULAN)",
+        source="multi-label yeast (Elisseeff and Weston, 2001), MULAN distribution",
+    ),
+}
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def data_dirs() -> list[Path]:
+    """Folders searched for data, in order."""
+    dirs = []
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        dirs.append(Path(env).expanduser())
+    try:
+        dirs.append(paths.book_root() / "data")
+    except FileNotFoundError:
+        pass
+    return dirs
+
+
+@dataclass
+class DatasetFiles:
+    """The located files of a data set and the provenance to pin in a record."""
+
+    name: str
+    paths: dict[str, Path]
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, relpath: str) -> Path:
+        return self.paths[relpath]
+
+
+def _download(file: DataFile, dest: Path, timeout: float, urls: tuple[str, ...]) -> tuple[Path | None, list[str]]:
+    errors = []
+    for url in urls:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (public https sources)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+                h = hashlib.sha256()
+                with os.fdopen(fd, "wb") as fh:
+                    for block in iter(lambda: resp.read(1 << 20), b""):
+                        h.update(block)
+                        fh.write(block)
+            if h.hexdigest() != file.sha256:
+                os.unlink(tmp)
+                errors.append(f"{url}: checksum {h.hexdigest()[:12]}… differs from the registered {file.sha256[:12]}…")
+                continue
+            os.replace(tmp, dest)
+            return dest, errors
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            errors.append(f"{url}: {exc}")
+    return None, errors
+
+
+def fetch(
+    spec: DatasetSpec | str,
+    allow_download: bool | None = None,
+    timeout: float = 20.0,
+    search: list[Path] | None = None,
+) -> DatasetFiles:
+    """Locate (or download) and verify every file of a data set.
+
+    Parameters
+    ----------
+    spec : DatasetSpec or str
+        A registered name (``"adult"``, ``"yeast"``) or a spec.
+    allow_download : bool, optional
+        Try the public sources for missing files. Default: yes unless ``CAUSALBANDITS_OFFLINE=1``.
+    timeout : float
+        Seconds per download attempt.
+    search : list of Path, optional
+        Folders to search instead of :func:`data_dirs`; downloads go to the first writable one.
+
+    Raises
+    ------
+    ChecksumError
+        A present file has the wrong checksum.
+    DataUnavailable
+        A file is missing and could not be downloaded; the message lists where it looked.
+    """
+    if isinstance(spec, str):
+        if spec not in REGISTRY:
+            raise KeyError(f"unknown data set {spec!r}; registered: {sorted(REGISTRY)}")
+        spec = REGISTRY[spec]
+    dirs = data_dirs() if search is None else list(search)
+    if allow_download is None:
+        allow_download = os.environ.get(OFFLINE_ENV, "") not in ("1", "true", "yes")
+    found: dict[str, Path] = {}
+    where: dict[str, str] = {}
+    problems: list[str] = []
+    for file in spec.files:
+        for d in dirs:
+            candidate = d / file.relpath
+            if candidate.is_file():
+                actual = sha256_file(candidate)
+                if actual != file.sha256:
+                    raise ChecksumError(
+                        f"{candidate}: SHA-256 {actual} differs from the registered {file.sha256} for "
+                        f"{spec.name}/{file.relpath}; "
+                        "replace the file with the published one (see PROVENANCE.md) or remove it"
+                    )
+                found[file.relpath] = candidate
+                where[file.relpath] = "found"
+                break
+        else:
+            if allow_download and file.urls:
+                dest_dir = next((d for d in dirs if _writable(d)), None)
+                if dest_dir is None:
+                    problems.append(f"{file.relpath}: no writable data folder to download into")
+                    continue
+                got, errors = _download(file, dest_dir / file.relpath, timeout, file.urls)
+                if got is not None:
+                    found[file.relpath] = got
+                    where[file.relpath] = "downloaded"
+                    continue
+                problems.append(f"{file.relpath}: download failed ({'; '.join(errors)})")
+            else:
+                reason = "downloads disabled" if file.urls else "no public source has these exact bytes"
+                problems.append(f"{file.relpath}: not found ({reason})")
+    if problems:
+        looked = ", ".join(str(d) for d in dirs) or "(no folder: set CAUSALBANDITS_DATA_DIR)"
+        raise DataUnavailable(f"data set {spec.name!r} unavailable; looked in {looked}: " + " | ".join(problems))
+    provenance = {
+        "name": spec.name,
+        "stand_in": False,
+        "files": {f.relpath: f.sha256 for f in spec.files},
+        "location": str(found[spec.files[0].relpath].parent),
+        "how": where,
+        "licence": spec.licence,
+        "source": spec.source,
+    }
+    return DatasetFiles(spec.name, found, provenance)
+
+
+def _writable(d: Path) -> bool:
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(d, os.W_OK)
+
+
+def stand_in_provenance(name: str, reason: str, description: str, generator_seed: int | None = None) -> dict[str, Any]:
+    """Provenance of a synthetic stand-in, and a loud warning that it is one."""
+    msg = f"STAND-IN DATA: the real {name!r} data set is not available ({reason}); using {description}"
+    warnings.warn(msg, StandInWarning, stacklevel=2)
+    return {
+        "name": name,
+        "stand_in": True,
+        "reason": reason,
+        "description": description,
+        "generator_seed": generator_seed,
+        "files": {},
+    }

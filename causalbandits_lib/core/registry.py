@@ -1,0 +1,214 @@
+"""What a chapter registers, and the conformance checks every registered entry must pass.
+
+Each chapter's ``registry.py`` exports ``ENTRIES``: a short list of :class:`BanditEntry` (an
+environment factory and a policy factory for :func:`~causalbandits_lib.core.runner.simulate`) or
+:class:`IdentifierEntry` (a factory of a fixed-budget
+:class:`~causalbandits_lib.core.protocols.Identifier`). One parametrised test
+(``tests/test_contracts.py``) runs :func:`conformance` on every entry of every chapter, and
+``make bench`` times the entries that name a benchmark horizon, so a new algorithm is checked and
+benchmarked by adding one line.
+
+The checks, on identical seeds:
+
+1. **protocols and shapes**: the objects satisfy the runtime-checkable protocols; every per-round
+   value (feedback and diagnostics) has the leading runs axis; actions are integers with the runs
+   axis;
+2. **vectorised equals the loop**: all runs at once give, bit for bit, what one run at a time gives
+   (:func:`~causalbandits_lib.core.runner.simulate_loop`);
+3. **a run does not depend on its neighbours**: a subset of the runs, in another order, gives
+   exactly those runs' rows of the full simulation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .protocols import Environment, Identifier, Policy
+from .recorders import RecorderBase
+from .runner import SimulationResult, simulate, simulate_loop
+
+__all__ = ["BanditEntry", "IdentifierEntry", "ConformanceError", "conformance", "same_arrays"]
+
+
+class ConformanceError(AssertionError):
+    """A registered entry breaks the protocol contract (the message names the entry and the check)."""
+
+
+@dataclass(frozen=True)
+class BanditEntry:
+    """An (environment, policy) pair of a chapter.
+
+    Attributes
+    ----------
+    name : str
+        ``<chapter>.<what>``, unique in the book.
+    make_env, make_policy : callable
+        Factories of fresh objects (called once per simulation).
+    T : int
+        Horizon of the conformance checks (short: they simulate every run alone too).
+    n_runs : int
+        Runs of the conformance checks.
+    metrics : tuple of str or None
+        Per-round values compared (``None``: all the environment and the policy produce).
+    replications : int, optional
+        The configurations x replications layout, when the policy steps several configurations.
+    bench_T : int, optional
+        Horizon of ``make bench`` (``None``: not benchmarked).
+    bench_runs : tuple of int
+        Numbers of runs timed by ``make bench``.
+    target_ratio : float, optional
+        Minimum speed-up (all runs at once against the loop) required at the largest ``bench_runs``.
+    """
+
+    name: str
+    make_env: Callable[[], Environment]
+    make_policy: Callable[[], Policy]
+    T: int = 120
+    n_runs: int = 4
+    metrics: Sequence[str] | None = ("regret", "reward")
+    replications: int | None = None
+    bench_T: int | None = None
+    bench_runs: tuple[int, ...] = (1, 10, 100)
+    target_ratio: float | None = None
+    seed: int = 11
+
+    def simulate(
+        self, T: int, n_runs: int | None = None, runs: Sequence[int] | None = None, recorders=()
+    ) -> SimulationResult:
+        return simulate(
+            self.make_env(),
+            self.make_policy(),
+            T,
+            self.seed,
+            n_runs=n_runs,
+            runs=runs,
+            metrics=self.metrics,
+            recorders=recorders,
+            replications=self.replications,
+        )
+
+    def simulate_loop(self, T: int, n_runs: int) -> SimulationResult:
+        return simulate_loop(
+            self.make_env, self.make_policy, T, self.seed, n_runs, metrics=self.metrics, replications=self.replications
+        )
+
+
+@dataclass(frozen=True)
+class IdentifierEntry:
+    """A fixed-budget identification algorithm of a chapter (see
+    :class:`~causalbandits_lib.core.protocols.Identifier`).
+
+    ``make_identifier(budget)`` builds a fresh identifier with that budget of pulls.
+    """
+
+    name: str
+    make_identifier: Callable[[int], Identifier]
+    budget: int = 600
+    n_runs: int = 4
+    bench_T: int | None = None
+    bench_runs: tuple[int, ...] = (1, 10, 100)
+    target_ratio: float | None = None
+    seed: int = 3
+
+    def identify(self, budget: int, runs: Sequence[int]) -> Any:
+        return self.make_identifier(budget).identify(self.seed, runs)
+
+    def identify_loop(self, budget: int, n_runs: int) -> Any:
+        parts = [self.identify(budget, [i]) for i in range(n_runs)]
+        return type(parts[0]).concatenate(parts)
+
+
+def same_arrays(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-for-bit equality of two arrays (NaN equal to NaN)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind in "fc":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+class _Shapes(RecorderBase):
+    """Checks the feedback contract in every round of a short simulation."""
+
+    name = "shapes"
+
+    def after_round(self, t, context, actions, feedback, policy) -> None:
+        n = len(self.runs)
+        actions = np.asarray(actions)
+        if actions.shape[:1] != (n,) or actions.dtype.kind not in "iu":
+            raise ConformanceError(
+                f"round {t}: actions must be integers with a leading runs axis of {n}, got {actions.dtype} "
+                f"{actions.shape}"
+            )
+        if "reward" not in feedback:
+            raise ConformanceError(f"round {t}: the feedback has no 'reward' (keys {sorted(feedback)})")
+        values = dict(feedback)
+        diag = getattr(policy, "diagnostics", None)
+        if diag is not None:
+            values.update(diag())
+        for k, v in values.items():
+            if np.asarray(v).shape[:1] != (n,):
+                raise ConformanceError(
+                    f"round {t}: per-round value {k!r} has shape {np.shape(v)}, not a leading runs axis of {n}"
+                )
+
+
+def _bandit(entry: BanditEntry) -> list[str]:
+    env, policy = entry.make_env(), entry.make_policy()
+    if not isinstance(env, Environment):
+        raise ConformanceError(f"{entry.name}: {type(env).__name__} does not follow the Environment protocol")
+    if not isinstance(policy, Policy):
+        raise ConformanceError(f"{entry.name}: {type(policy).__name__} does not follow the Policy protocol")
+    n, T = entry.n_runs, entry.T
+    full = entry.simulate(T, n_runs=n, recorders=[_Shapes()])
+    if not full.metrics:
+        raise ConformanceError(f"{entry.name}: the simulation kept no per-round value")
+    for k, v in full.metrics.items():
+        if v.shape[:2] != (n, T):
+            raise ConformanceError(f"{entry.name}: metric {k!r} has shape {v.shape}, expected ({n}, {T}, ...)")
+    loop = entry.simulate_loop(T, n)
+    for k in full.metrics:
+        if not same_arrays(full[k], loop[k]):
+            raise ConformanceError(f"{entry.name}: all runs at once and one run at a time differ in {k!r}")
+    subset = [n - 1, 0] if n > 1 else [0]
+    part = entry.simulate(T, runs=subset)
+    for k in full.metrics:
+        if not same_arrays(part[k], full[k][subset]):
+            raise ConformanceError(f"{entry.name}: runs {subset} simulated without their neighbours differ in {k!r}")
+    return sorted(full.metrics)
+
+
+def _identifier(entry: IdentifierEntry) -> list[str]:
+    ident = entry.make_identifier(entry.budget)
+    if not isinstance(ident, Identifier):
+        raise ConformanceError(f"{entry.name}: {type(ident).__name__} does not follow the Identifier protocol")
+    n = entry.n_runs
+    full = ident.identify(entry.seed, range(n))
+    loop = entry.identify_loop(entry.budget, n)
+    if not full.equals(loop):
+        raise ConformanceError(f"{entry.name}: all runs at once and one run at a time differ")
+    subset = [n - 1, 0] if n > 1 else [0]
+    part = entry.identify(entry.budget, subset)
+    if not part.equals(full.select_runs(subset)):
+        raise ConformanceError(f"{entry.name}: runs {subset} identified without their neighbours differ")
+    return ["identified"]
+
+
+def conformance(entry: BanditEntry | IdentifierEntry) -> list[str]:
+    """Run the three checks of the module docstring on ``entry``; returns the names of the values
+    compared.
+
+    Raises
+    ------
+    ConformanceError
+        Naming the entry and the check that failed.
+    """
+    if isinstance(entry, BanditEntry):
+        return _bandit(entry)
+    if isinstance(entry, IdentifierEntry):
+        return _identifier(entry)
+    raise TypeError(f"not a registry entry: {entry!r}")

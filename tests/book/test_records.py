@@ -1,0 +1,143 @@
+"""Records: atomic writes, content hashes, and the notebook session that fills them."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.book import provenance, records
+from causalbandits_lib.book.notebook import setup_notebook
+from causalbandits_lib.book.params import ParameterError
+from causalbandits_lib.core import checks
+
+
+def minimal_record():
+    return {k: {} for k in records.REQUIRED_KEYS if k not in ("schema", "content_hash")} | {
+        "notebook": "primer/x",
+        "profile": "smoke",
+        "claims": [],
+    }
+
+
+def test_write_and_load_roundtrip(tmp_path):
+    path = records.write_record(minimal_record(), tmp_path / "r.json")
+    rec = records.load_record(path)
+    assert rec["content_hash"] == records.content_hash(rec)
+
+
+def test_tampered_record_is_detected(tmp_path):
+    path = records.write_record(minimal_record(), tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    data["profile"] = "paper"
+    path.write_text(json.dumps(data))
+    with pytest.raises(records.RecordError, match="content hash does not match"):
+        records.load_record(path)
+
+
+@pytest.mark.parametrize(
+    "content, fragment", [("{", "not a JSON record"), ("[]", "must be a JSON object"), ('{"schema": 1}', "lacks key")]
+)
+def test_malformed_records_are_named(tmp_path, content, fragment):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(records.RecordError, match=fragment):
+        records.load_record(path)
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    records.atomic_write_text(path, "old")
+
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        records.atomic_write_text(path, "new")
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left behind
+
+
+def test_non_finite_and_numpy_values_are_stored_safely():
+    assert records.to_jsonable({"a": np.float64(np.inf), "b": np.arange(3), "c": np.bool_(True)}) == {
+        "a": "inf",
+        "b": [0, 1, 2],
+        "c": True,
+    }
+    with pytest.raises(TypeError):
+        records.to_jsonable({"a": object()})
+
+
+def test_session_validates_and_writes_a_record(record_dir):
+    ns = {"profile": "smoke", "seed": 3, "T": None, "n_runs": None, "arm_means": None}
+    nb = setup_notebook("primer/01_bandits_and_regret", ns)
+    assert ns["T"] == 2000 and nb.params["n_runs"] == 20  # None replaced by the profile value
+    nb.metric("a.b", np.float64(1.5))
+    nb.curve("c", np.ones((3, 10)))
+    nb.claim("primer.test.claim", "s", checks.check_at_most(1, 2))
+    path = nb.finish(show=False)
+    rec = records.load_record(path)
+    assert path == record_dir / "primer" / "01_bandits_and_regret.json"
+    assert rec["parameters"]["seed"] == 3 and rec["metrics"] == {"a.b": 1.5}
+    assert rec["claims"][0]["verdict"] == "reproduced"
+    assert "causalbandits_lib.core.streams" in rec["library"]["modules"]  # imported by the session
+    assert "causalbandits_lib.book.notebook" not in rec["library"]["modules"]  # infrastructure only
+    assert rec["versions"]["numpy"] == np.__version__
+
+
+def test_session_rejects_unknown_and_bad_parameters(record_dir):
+    with pytest.raises(ParameterError, match="unknown parameter 'Tee'"):
+        setup_notebook("primer/01_bandits_and_regret", {"profile": "smoke", "seed": 0, "Tee": 5})
+    with pytest.raises(ParameterError, match="parameter T = -5 is out of range"):
+        setup_notebook("primer/01_bandits_and_regret", {"profile": "smoke", "seed": 0, "T": -5})
+
+
+def test_session_ignores_modules_and_functions(record_dir):
+    import math
+
+    ns = {"profile": "smoke", "seed": 0, "math": math, "f": lambda: 1, "_private": 3}
+    setup_notebook("primer/01_bandits_and_regret", ns)
+
+
+def test_claim_ids_must_belong_to_the_chapter(record_dir):
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    with pytest.raises(ValueError, match="must start with the chapter name"):
+        nb.claim("fucb.x.y", "s", checks.check_at_most(1, 2))
+    nb.claim("primer.x.y", "s", checks.check_at_most(1, 2))
+    with pytest.raises(ValueError, match="twice"):
+        nb.claim("primer.x.y", "s", checks.check_at_most(1, 2))
+
+
+def test_paper_results_flag_a_changed_library(record_dir):
+    from causalbandits_lib.book.notebook import PaperResults
+
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    rec = records.load_record(nb.finish(show=False))
+    assert not PaperResults(rec, record_dir).stale
+    rec["library"]["modules"]["causalbandits_lib.core.runner"] = "0" * 64
+    stale = PaperResults(rec, record_dir)
+    assert stale.stale and stale.changed_modules() == ["causalbandits_lib.core.runner"]
+
+
+def test_dirty_flag_ignores_the_generated_records(tmp_path):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "t")
+    (tmp_path / "results" / "paper").mkdir(parents=True)
+    (tmp_path / "results" / "paper" / "r.json").write_text("{}")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "init")
+    assert provenance.git_info(tmp_path)["dirty"] is False
+    (tmp_path / "results" / "paper" / "r.json").write_text('{"new": 1}')  # a re-run rewrites its record
+    assert provenance.git_info(tmp_path)["dirty"] is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert provenance.git_info(tmp_path)["dirty"] is True

@@ -1,0 +1,196 @@
+"""Sweeps: grid expansion and validation, task retries on joblib and Dask, resumable notebook
+sweeps that give the same table wherever they run, and collect."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from causalbandits_lib.book import records
+from causalbandits_lib.book.cli import main
+from causalbandits_lib.book.notebook import find_notebook_spec
+from causalbandits_lib.book.params import ParameterError
+from causalbandits_lib.book.sweep import collect, expand_grid, point_id
+from causalbandits_lib.core.parallel import map_tasks
+
+from . import sweep_tasks
+
+NB = "primer/02_seeing_and_doing"
+
+
+def test_grid_expands_ranges_lists_and_products():
+    spec = find_notebook_spec(NB)
+    points = expand_grid(spec, ["seed=0:3,7", "n_samples=500,1000"], profile="smoke")
+    assert len(points) == 8
+    assert points[0] == {"seed": 0, "n_samples": 500, "profile": "smoke"}
+    assert sorted({p["seed"] for p in points}) == [0, 1, 2, 7]
+    spec1 = find_notebook_spec("primer/01_bandits_and_regret")
+    pts = expand_grid(spec1, ["arm_means=[0.5,0.4];[0.9,0.1,0.2]"])
+    assert [p["arm_means"] for p in pts] == [[0.5, 0.4], [0.9, 0.1, 0.2]]
+
+
+@pytest.mark.parametrize(
+    "grid, fragment",
+    [
+        (["n_samples=500,5,1000"], "parameter n_samples = 5 is out of range"),
+        (["seed=3:1"], "the range '3:1' is empty"),
+        (["nope=1,2"], "unknown parameter 'nope'"),
+        (["seed=0:2", "seed=4"], "given twice"),
+        (["p_severe=0.5,abc"], "parameter p_severe = 'abc'"),
+    ],
+)
+def test_an_invalid_point_is_rejected_before_anything_runs(grid, fragment, tmp_path, capsys):
+    spec = find_notebook_spec(NB)
+    with pytest.raises(ParameterError, match=fragment.replace("(", r"\(")):
+        expand_grid(spec, grid)
+    assert main(["sweep", NB, *sum((["-p", g] for g in grid), []), "--out", str(tmp_path)]) == 2
+    assert fragment in capsys.readouterr().err
+    assert not any(tmp_path.rglob("*"))
+
+
+def test_point_id_names_the_resolved_point():
+    spec = find_notebook_spec(NB)
+    assert point_id(spec, {"profile": "smoke"}) == point_id(spec, {"profile": "smoke", "n_samples": 2000})
+    assert point_id(spec, {"profile": "smoke"}) != point_id(spec, {"profile": "smoke", "seed": 1})
+
+
+@pytest.mark.parametrize("how", [{"jobs": 1}, {"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
+def test_map_tasks_returns_results_in_order_wherever_it_runs(how):
+    tasks = [{"seed": s} for s in range(6)]
+    out = map_tasks(sweep_tasks.seeded_mean, tasks, **how)
+    assert [o.result for o in out] == [sweep_tasks.seeded_mean(s) for s in range(6)]
+    assert all(o.ok and o.attempts == 1 for o in out)
+
+
+@pytest.mark.parametrize("how", [{"jobs": 1}, {"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
+def test_a_failing_task_is_retried_then_reported(how, tmp_path):
+    out = map_tasks(sweep_tasks.fail_once, [{"marker": str(tmp_path / "m"), "value": 5}], retries=1, **how)
+    assert out[0].ok and out[0].result == 5 and out[0].attempts == 2
+    bad = map_tasks(sweep_tasks.always_fails, [{"value": 3}], retries=1, **how)
+    assert not bad[0].ok and bad[0].attempts == 2 and "bad value 3" in bad[0].error
+
+
+@pytest.mark.parametrize("how", [{"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
+def test_a_task_that_kills_its_worker_is_retried(how, tmp_path):
+    tasks = [{"marker": str(tmp_path / "m"), "value": 1}] + [
+        {"marker": str(tmp_path / f"ok{i}"), "value": i} for i in range(2, 4)
+    ]
+    for i in range(2, 4):
+        (tmp_path / f"ok{i}").write_text("")  # these never die
+    out = map_tasks(sweep_tasks.die_once, tasks, retries=2, **how)
+    assert [o.result for o in out] == [1, 2, 3]
+    assert (tmp_path / "m").read_text() == "died once"  # the first attempt did kill its worker
+    if "scheduler" not in how:
+        assert out[0].attempts == 2  # joblib: our retry; Dask reschedules a lost task itself
+
+
+def _fake_record(folder: Path, seed: int, value: float):
+    rec = {k: {} for k in records.REQUIRED_KEYS if k not in ("schema", "content_hash")}
+    rec.update(
+        notebook=NB,
+        profile="smoke",
+        parameters={"profile": "smoke", "seed": seed},
+        metrics={"m": value, "curve": [1, 2]},
+        claims=[],
+    )
+    records.write_record(rec, folder / "record.json")
+
+
+def test_collect_reports_a_corrupt_record_and_keeps_the_rest(tmp_path, capsys):
+    for s in range(3):
+        _fake_record(tmp_path / NB / f"p{s}", s, s / 10)
+    (tmp_path / NB / "p1" / "record.json").write_text('{"truncated": ')
+    table, problems = collect(tmp_path)
+    assert list(table["seed"]) == [0, 2] and list(table["m"]) == [0.0, 0.2]
+    assert "curve" not in table.columns  # only scalar metrics by default
+    assert len(problems) == 1 and "p1" in problems[0]
+    assert main(["collect", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "skipped a corrupt record" in captured.err and "2 point(s)" in captured.out
+    assert main(["collect", str(tmp_path), "--strict"]) == 1
+
+
+@pytest.mark.notebooks
+def test_dask_sweep_equals_serial_sweep(tmp_path):
+    grid = ["-p", "seed=0:3", "-p", "n_datasets=10", "-p", "n_samples=200", "--profile", "smoke"]
+    assert main(["sweep", NB, *grid, "--out", str(tmp_path / "serial"), "--jobs", "1"]) == 0
+    assert main(["sweep", NB, *grid, "--out", str(tmp_path / "dask"), "--jobs", "2", "--scheduler", "local"]) == 0
+    assert main(["collect", str(tmp_path / "serial")]) == 0
+    assert main(["collect", str(tmp_path / "dask")]) == 0
+    serial = (tmp_path / "serial" / "collected.csv").read_bytes()
+    assert serial == (tmp_path / "dask" / "collected.csv").read_bytes()
+    assert serial.count(b"\n") == 4  # header + 3 points
+
+
+@pytest.mark.notebooks
+def test_killed_worker_loses_nothing_and_resume_completes(tmp_path):
+    """Kill a joblib worker while it executes a point (no retries): the points it was running are
+    reported failed, no partial record is left, and re-running the command runs exactly those."""
+    import psutil
+
+    out = tmp_path / "sweep"
+    cmd = [
+        sys.executable,
+        "-m",
+        "causalbandits_lib.cli",
+        "sweep",
+        NB,
+        "-p",
+        "seed=0:4",
+        "-p",
+        "n_datasets=10",
+        "-p",
+        "n_samples=200",
+        "--profile",
+        "smoke",
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--retries",
+        "0",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    victim = None
+    deadline = time.time() + 120
+    while victim is None and time.time() < deadline and proc.poll() is None:
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                # a worker that is running a point has a kernel process below it
+                if "loky" in " ".join(child.cmdline()) and child.children():
+                    victim = child
+                    break
+            except psutil.NoSuchProcess:
+                pass
+        time.sleep(0.2)
+    assert victim is not None, "no busy worker found to kill"
+    victim.send_signal(signal.SIGKILL)
+    output, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 1, output
+    assert "FAILED" in output and "worker died" in output
+
+    base = out / "primer" / "02_seeing_and_doing"
+
+    def recorded():
+        return {p.parent.name: p.stat().st_mtime_ns for p in base.glob("*/record.json")}
+
+    before = recorded()
+    assert len(before) < 4
+    for rec in base.glob("*/record.json"):
+        records.load_record(rec)  # every record that exists is complete and valid
+    assert not list(base.rglob("*.tmp"))
+
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"{len(before)} already done, {4 - len(before)} to run" in again.stdout
+    after = recorded()
+    assert len(after) == 4
+    assert all(after[k] == v for k, v in before.items())  # existing records untouched, none duplicated
+    ids = [json.loads((base / pid / "point.json").read_text())["parameters"]["seed"] for pid in after]
+    assert sorted(ids) == [0, 1, 2, 3]

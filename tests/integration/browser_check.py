@@ -1,0 +1,152 @@
+"""Open the built book's pages in headless Chromium with the network cut off, and list problems.
+
+Used by tests/test_browser.py. Each page is served from a loopback HTTP server; every request to
+any other host is aborted and counted as a failure. For each page the checker reports failed
+requests, console errors, images that did not decode, formulas MathJax did not render (raw ``\\(``
+or ``$$`` left in the text) and figures without a caption.
+"""
+
+from __future__ import annotations
+
+import http.server
+import shutil
+import threading
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlparse
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+]
+
+
+def find_chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep the test output readable
+        pass
+
+
+@contextmanager
+def serve(folder: Path):
+    """Serve ``folder`` on an ephemeral loopback port; yields the base URL."""
+    handler = partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+PAGE_STATE_JS = """
+() => {
+  const imgs = Array.from(document.querySelectorAll('img')).map(i => ({
+    src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0 && i.naturalHeight > 0}));
+  const maths = Array.from(document.querySelectorAll('.math'));
+  const unrendered = maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60));
+  const main = document.querySelector('main') || document.body;
+  const text = main.innerText;
+  const raw = [];
+  for (const token of ['\\\\(', '\\\\[', '$$']) { if (text.includes(token)) raw.push(token); }
+  const figures = Array.from(main.querySelectorAll('figure')).map(f => {
+    const cap = f.querySelector('figcaption');
+    return {id: f.id || '(no id)', caption: cap ? cap.innerText.trim() : ''};
+  });
+  const outputImgs = Array.from(main.querySelectorAll('.cell_output img')).map(i => ({
+    src: i.getAttribute('src'), inFigure: !!i.closest('figure')}));
+  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs};
+}
+"""
+
+
+def check_pages(
+    html_root: Path, pages: list[str], chromium: str, screenshots: dict[str, Path] | None = None
+) -> dict[str, list[str]]:
+    """Open each page (a path relative to ``html_root``) and return its problems (empty if none).
+
+    ``screenshots`` maps page paths to PNG files to write (e.g. each chapter's first page).
+    """
+    from playwright.sync_api import sync_playwright
+
+    problems: dict[str, list[str]] = {}
+    screenshots = screenshots or {}
+    with serve(html_root) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+
+        def route(r):
+            url = urlparse(r.request.url)
+            if url.scheme in ("data", "blob", "about") or url.hostname in LOCAL_HOSTS:
+                r.continue_()
+            else:
+                r.abort("blockedbyclient")
+
+        context.route("**/*", route)
+        for rel in pages:
+            found: list[str] = []
+            page = context.new_page()
+            page.on(
+                "console", lambda m, f=found: f.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+            )
+            page.on("pageerror", lambda e, f=found: f.append(f"page error: {e}"))
+            page.on("requestfailed", lambda r, f=found: f.append(f"failed request: {r.url} ({r.failure})"))
+            page.on("response", lambda r, f=found: f.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+            page.goto(f"{base}/{rel}", wait_until="load")
+            has_mathjax = page.evaluate("() => !!(window.MathJax && window.MathJax.startup)")
+            if has_mathjax:
+                page.wait_for_function("() => window.MathJax.startup.promise !== undefined", timeout=30000)
+                page.evaluate("() => window.MathJax.startup.promise")
+            page.wait_for_load_state("networkidle")
+            state = page.evaluate(PAGE_STATE_JS)
+            for img in state["imgs"]:
+                if not img["ok"]:
+                    found.append(f"image not decoded: {img['src']}")
+            if state["nMath"] and not has_mathjax:
+                found.append(f"{state['nMath']} formulas but MathJax did not load")
+            for m in state["unrendered"]:
+                found.append(f"formula not rendered: {m!r}")
+            for token in state["raw"]:
+                found.append(f"raw TeX delimiter {token!r} left in the page text")
+            for fig in state["figures"]:
+                if not fig["caption"]:
+                    found.append(f"figure {fig['id']} has no caption")
+            for img in state["outputImgs"]:
+                if not img["inFigure"]:
+                    found.append(f"notebook figure {img['src']} has no caption (use the mystnb figure option)")
+            if rel in screenshots:
+                screenshots[rel].parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(screenshots[rel]), full_page=False)
+            page.close()
+            problems[rel] = found
+        browser.close()
+    return problems
+
+
+def content_pages(html_root: Path) -> list[str]:
+    """Every HTML page of the book's content (not search, index or copied sources)."""
+    skip = {"search.html", "genindex.html", "index.html"}
+    out = []
+    for p in sorted(html_root.rglob("*.html")):
+        rel = p.relative_to(html_root).as_posix()
+        if rel.startswith(("_static/", "_sources/", "_images/")) or rel in skip:
+            continue
+        out.append(rel)
+    return out

@@ -1,0 +1,144 @@
+"""The book builds with zero warnings (-W) from the executed smoke-profile notebooks.
+
+Building from the executed copies (with execution off) checks everything the build checks, the
+table of contents, cross-references, citations, MyST syntax and the rendering of every output,
+without executing every notebook a third time in CI. ``make book`` executes them for real.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .notebook_support import ROOT, all_notebooks, execute_smoke, executed_copy
+
+BOOK_SRC = ROOT / "_build" / "test-book" / "src"
+
+
+def stage_book() -> Path:
+    """A copy of the book's sources with every notebook replaced by its executed smoke copy."""
+    if BOOK_SRC.exists():
+        shutil.rmtree(BOOK_SRC)
+    BOOK_SRC.mkdir(parents=True)
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(ROOT / name, BOOK_SRC / name)
+    shutil.copytree(ROOT / "book", BOOK_SRC / "book")
+    shutil.copytree(ROOT / "static", BOOK_SRC / "static")
+    for spec in all_notebooks():
+        src = executed_copy(spec)
+        source = ROOT / "notebooks" / spec.chapter / f"{spec.name}.md"
+        if not src.is_file() or src.stat().st_mtime < source.stat().st_mtime:
+            execute_smoke(spec)  # not executed by the notebook tests yet, or edited since
+        dest = BOOK_SRC / "notebooks" / spec.chapter / f"{spec.name}.ipynb"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, dest)
+    # Links to notebook sections name the MyST source (.md); here the executed .ipynb replaces it.
+    for page in (BOOK_SRC / "book").rglob("*.md"):
+        text = page.read_text()
+        page.write_text(re.sub(r"(\(\.\./notebooks/[^)#]+)\.md(#|\))", r"\1.ipynb\2", text))
+    config = yaml.safe_load((BOOK_SRC / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"
+    (BOOK_SRC / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return BOOK_SRC
+
+
+HTML = BOOK_SRC.parent / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "test-book" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def built_book() -> Path:
+    """Build the staged book once for this module; the build must pass with -W."""
+    src = stage_book()
+    out = src.parent / "_build"
+    if out.exists():
+        shutil.rmtree(out)
+    jb = Path(sys.executable).parent / "jupyter-book"
+    proc = subprocess.run(
+        [
+            str(jb),
+            "build",
+            str(src),
+            "--path-output",
+            str(src.parent),
+            "--warningiserror",
+            "--keep-going",
+            "--builder",
+            "html",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    return HTML
+
+
+@pytest.mark.book
+def test_book_builds_without_warnings(built_book):
+    for spec in all_notebooks():
+        page = built_book / "notebooks" / spec.chapter / f"{spec.name}.html"
+        assert page.is_file(), f"no page for {spec.id}"
+        assert 'id="claims"' in page.read_text(), f"{spec.id} has no Claims section"
+    assert (built_book / "book" / "reproducibility.html").is_file()
+    assert (built_book / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+
+
+def _chromium():
+    from .browser_check import find_chromium
+
+    path = find_chromium()
+    if path is None:
+        pytest.skip("Chromium not found: install Debian's chromium (apt-get install chromium) to run the browser test")
+    return path
+
+
+@pytest.mark.book
+def test_every_page_renders_offline(built_book):
+    """Every page in headless Chromium with all non-loopback requests blocked: no failed request,
+    no console error, images decoded, formulas rendered by MathJax, figures captioned."""
+    from .browser_check import check_pages, content_pages
+
+    chromium = _chromium()
+    pages = content_pages(built_book)
+    first = {}
+    for rel in pages:
+        parts = rel.split("/")
+        if parts[0] == "notebooks" and parts[1] not in first:
+            first[parts[1]] = rel
+    shots = {rel: SCREENSHOTS / f"{chapter}.png" for chapter, rel in first.items()}
+    shots["book/intro.html"] = SCREENSHOTS / "intro.png"
+    problems = check_pages(built_book, pages, chromium, screenshots=shots)
+    bad = {p: v for p, v in problems.items() if v}
+    assert not bad, "pages with problems:\n" + "\n".join(f"{p}: {v}" for p, v in bad.items())
+    assert len(problems) == len(pages) >= 6
+    for path in shots.values():
+        assert path.is_file() and path.stat().st_size > 10_000
+
+
+@pytest.mark.book
+def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
+    """The browser check must fail on a page that loads a script from a CDN or shows a missing image."""
+    from .browser_check import check_pages
+
+    chromium = _chromium()
+    site = tmp_path / "site"
+    shutil.copytree(built_book, site)
+    page = site / "book" / "notation.html"
+    html = page.read_text()
+    broken = html.replace(
+        "</head>", '<script src="https://cdn.jsdelivr.net/npm/jquery@3/dist/jquery.min.js"></script></head>', 1
+    ).replace('<main id="main-content"', '<img src="missing-figure.png" alt="x"><main id="main-content"', 1)
+    assert broken != html
+    page.write_text(broken)
+    problems = check_pages(site, ["book/notation.html", "book/intro.html"], chromium)["book/notation.html"]
+    assert any("cdn.jsdelivr.net" in p for p in problems), problems
+    assert any("missing-figure.png" in p for p in problems), problems
+    # and the untouched page next to it stays clean
+    assert check_pages(site, ["book/intro.html"], chromium)["book/intro.html"] == []

@@ -1,0 +1,60 @@
+"""The protocol conformance test: every (environment, policy) pair and every identifier that a
+chapter registers follows the protocols, gives identical numbers all at once and one run at a
+time, and gives each run the same numbers whatever runs are simulated beside it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.book.chapters import chapter_names, registry_entries
+from causalbandits_lib.core.environments import BernoulliBandit
+from causalbandits_lib.core.policies import UCB1
+from causalbandits_lib.core.registry import BanditEntry, ConformanceError, conformance
+from causalbandits_lib.core.streams import RunStreams
+
+ENTRIES = registry_entries()
+
+
+def test_every_chapter_registers_something():
+    chapters = {e.name.split(".")[0] for e in ENTRIES}
+    assert chapters == set(chapter_names())
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_entry_conforms(entry):
+    compared = conformance(entry)
+    assert compared
+
+
+class _LeakyUCB1(UCB1):
+    """A policy whose tie-breaking uses one generator shared by all runs: its runs depend on their
+    neighbours, which the conformance check must detect."""
+
+    def reset(self, streams: RunStreams) -> None:
+        super().reset(streams)
+        self._shared = np.random.default_rng(streams.seed)
+
+    def select(self, t, context):
+        arms = super().select(t, context)
+        flip = self._shared.random(len(arms)) < 0.3
+        return np.where(flip, (arms + 1) % self.n_arms, arms)
+
+
+class _RunsAxisForgotten(BernoulliBandit):
+    def pull(self, t, actions):
+        out = super().pull(t, actions)
+        out["regret"] = out["regret"].sum(keepdims=True)
+        return out
+
+
+def test_the_check_catches_a_run_that_depends_on_its_neighbours():
+    entry = BanditEntry("primer.leaky", lambda: BernoulliBandit([0.6, 0.5]), lambda: _LeakyUCB1(2), T=50)
+    with pytest.raises(ConformanceError, match="differ"):
+        conformance(entry)
+
+
+def test_the_check_catches_a_missing_runs_axis():
+    entry = BanditEntry("primer.flat", lambda: _RunsAxisForgotten([0.6, 0.5]), lambda: UCB1(2), T=20)
+    with pytest.raises(ConformanceError, match="leading runs axis"):
+        conformance(entry)

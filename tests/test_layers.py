@@ -1,0 +1,141 @@
+"""The one import rule of the library, checked on the source (AST), and what importing the core loads.
+
+The rule (``ARCHITECTURE.md``):
+
+- ``causalbandits_lib.core`` imports nothing else of the library;
+- a chapter package imports ``core`` and itself only (no other chapter, nothing from ``book``);
+- ``causalbandits_lib.book`` may import everything; nothing outside it imports it;
+- no private name (``_x``) is imported from another module;
+- every chapter has the same anatomy.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "causalbandits_lib"
+LIB = ROOT / PACKAGE
+ANATOMY = ("model", "algorithms", "theory", "experiments", "figures", "registry")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """(absolute module, imported names, line) for every import of the library in ``path``."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module == PACKAGE or module.startswith(PACKAGE + "."):
+                names = [a.name for a in node.names]
+                # `from causalbandits_lib import core` imports the subpackage
+                if module == PACKAGE:
+                    out.extend((f"{PACKAGE}.{n}", [], node.lineno) for n in names)
+                else:
+                    out.append((module, names, node.lineno))
+        elif isinstance(node, ast.Import):
+            out.extend((a.name, [], node.lineno) for a in node.names if a.name.startswith(PACKAGE))
+    return out
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _chapters() -> list[str]:
+    return sorted(p.name for p in LIB.iterdir() if (p / "__init__.py").is_file() and p.name not in ("core", "book"))
+
+
+SOURCES = sorted(LIB.rglob("*.py"))
+
+
+def test_there_are_chapters_and_sources():
+    assert {"primer", "fucb", "bestfair", "cclb", "pcb", "fairx"} <= set(_chapters())
+    assert len(SOURCES) > 50
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(LIB)) for p in SOURCES])
+def test_import_rule(path):
+    me = _module_name(path)
+    layer = _layer(me)
+    for module, names, line in _imports(path):
+        target = _layer(module)
+        where = f"{path.relative_to(ROOT)}:{line} imports {module}"
+        if layer == "core":
+            assert target == "core", f"{where}: the core imports nothing but the core"
+        elif layer == "book" or layer == "":
+            continue
+        else:  # a chapter
+            assert target in ("core", layer), f"{where}: a chapter imports only core and itself"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(LIB)) for p in SOURCES])
+def test_no_private_name_crosses_a_module(path):
+    for module, names, line in _imports(path):
+        private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+        assert not private, f"{path.relative_to(ROOT)}:{line} imports private name(s) {private} from {module}"
+
+
+@pytest.mark.parametrize("chapter", _chapters())
+def test_every_chapter_has_the_same_anatomy(chapter):
+    have = {p.stem for p in (LIB / chapter).glob("*.py")} | {p.name for p in (LIB / chapter).iterdir() if p.is_dir()}
+    missing = [m for m in ANATOMY if m not in have]
+    assert not missing, f"chapter {chapter!r} lacks module(s) {missing} of the common anatomy {ANATOMY}"
+
+
+def test_the_rule_catches_a_violation(tmp_path):
+    """The checker itself must be able to fail: a core module importing book is reported."""
+    fake = LIB / "core" / "_layering_probe.py"
+    fake.write_text("from ..book import records\nfrom ..fucb.model import _secret\n")
+    try:
+        with pytest.raises(AssertionError, match="the core imports nothing but the core"):
+            test_import_rule(fake)
+        with pytest.raises(AssertionError, match="private name"):
+            test_no_private_name_crosses_a_module(fake)
+    finally:
+        fake.unlink()
+
+
+def test_importing_the_core_loads_no_plotting_or_notebook_machinery():
+    code = (
+        "import sys, importlib, pkgutil\n"
+        "import causalbandits_lib.core as core\n"
+        "for m in pkgutil.iter_modules(core.__path__):\n"
+        "    importlib.import_module('causalbandits_lib.core.' + m.name)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('matplotlib', 'papermill', 'jupyter_client', 'jupyter_core', 'nbformat', 'IPython', 'ipykernel', 'nbclient')"
+        " or m.startswith('causalbandits_lib.book'))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"importing causalbandits_lib.core loaded {out.stdout.strip()}"
+
+
+@pytest.mark.parametrize("chapter", _chapters())
+def test_importing_a_chapter_loads_no_book_machinery(chapter):
+    mods = list(ANATOMY)
+    code = (
+        "import sys, importlib\n"
+        + "".join(f"importlib.import_module('{PACKAGE}.{chapter}.{m}')\n" for m in mods)
+        + "print(','.join(sorted(m for m in sys.modules if m.startswith('causalbandits_lib.book'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "", f"importing {chapter}'s science modules loaded {out.stdout.strip()}"
