@@ -164,7 +164,10 @@ def _bandit(entry: BanditEntry) -> list[str]:
     if not isinstance(policy, Policy):
         raise ConformanceError(f"{entry.name}: {type(policy).__name__} does not follow the Policy protocol")
     n, T = entry.n_runs, entry.T
-    full = entry.simulate(T, n_runs=n, recorders=[_Shapes()])
+    try:
+        full = entry.simulate(T, n_runs=n, recorders=[_Shapes()])
+    except (KeyError, ValueError) as exc:  # the loop's own shape and name checks
+        raise ConformanceError(f"{entry.name}: {exc}") from exc
     if not full.metrics:
         raise ConformanceError(f"{entry.name}: the simulation kept no per-round value")
     for k, v in full.metrics.items():
