@@ -1,62 +1,49 @@
-"""``python -m benchmarks [--only NAME] [--out FILE]``: run every case of benchmarks/bench_*.py."""
+"""``python -m benchmarks [--only NAME] [--out FILE]``: time every registry entry with a ``bench_T``."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import platform
 import sys
 from pathlib import Path
 
+from causalbandits_lib.book.chapters import registry_entries
 from causalbandits_lib.book.provenance import package_versions
 from causalbandits_lib.book.records import atomic_write_text
 
-from .harness import run_case
-
-
-def discover():
-    folder = Path(__file__).parent
-    cases = []
-    for path in sorted(folder.glob("bench_*.py")):
-        module = importlib.import_module(f"benchmarks.{path.stem}")
-        cases.extend(module.CASES)
-    return cases
+from .harness import run_entry
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--only", help="run only cases whose name contains this text")
+    parser.add_argument("--only", help="run only entries whose name contains this text")
     parser.add_argument("--out", default="_build/bench.json", help="JSON file for the results [%(default)s]")
     parser.add_argument("--repeat", type=int, default=3, help="timing repetitions (best is kept) [%(default)s]")
     args = parser.parse_args(argv)
-    cases = [c for c in discover() if not args.only or args.only in c.name]
-    if not cases:
-        print(f"no benchmark case matches {args.only!r}", file=sys.stderr)
+    entries = [e for e in registry_entries() if e.bench_T is not None and (not args.only or args.only in e.name)]
+    if not entries:
+        print(f"no benchmarked registry entry matches {args.only!r}", file=sys.stderr)
         return 2
-    print(
-        f"{'case':34s} {'runs':>5s} {'T':>7s} {'vectorised steps/s':>19s} {'loop steps/s':>13s} {'ratio':>7s}  "
-        "identical"
-    )
+    header = f"{'case':34s} {'runs':>5s} {'T':>7s} {'vectorised steps/s':>19s} {'loop steps/s':>13s} {'ratio':>7s}"
+    print(header + "  identical")
     results, failures = [], []
-    for case in cases:
-        rows = run_case(case, repeat=args.repeat)
+    for entry in entries:
+        rows = run_entry(entry, repeat=args.repeat)
         for r in rows:
             print(
                 f"{r['case']:34s} {r['n_runs']:5d} {r['T']:7d} {r['vectorised_steps_per_second']:19,.0f} "
                 f"{r['loop_steps_per_second']:13,.0f} {r['ratio']:7.1f}  yes"
             )
         results.extend(rows)
-        if case.target_ratio is not None:
+        if entry.target_ratio is not None:
             top = rows[-1]
-            ok = top["ratio"] >= case.target_ratio
-            print(
-                f"  target: >= {case.target_ratio:g}x at {top['n_runs']} runs: {'met' if ok else 'NOT MET'} "
-                f"({top['ratio']:.1f}x)"
-            )
+            ok = top["ratio"] >= entry.target_ratio
+            verdict = "met" if ok else "NOT MET"
+            print(f"  target: >= {entry.target_ratio:g}x at {top['n_runs']} runs: {verdict} ({top['ratio']:.1f}x)")
             if not ok:
-                failures.append(case.name)
+                failures.append(entry.name)
     payload = {
         "results": results,
         "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},

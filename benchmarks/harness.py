@@ -1,71 +1,30 @@
-"""Time a vectorised simulation against a plain loop over runs, and check they agree exactly.
+"""Time the chapters' registered entries: all runs at once against one run at a time.
 
-A benchmark case names an environment factory, a policy factory and a horizon. For each number of
-runs ``n``, the harness times ``simulate(env, policy, T, seed, n_runs=n)`` (all runs at once) and
-``simulate_loop(...)`` (one run at a time, the same code with a runs axis of length 1), asserts the
-per-round metrics are identical bit for bit, and reports steps (rounds × runs) per second and the
-speed ratio. Chapters add cases in ``benchmarks/bench_<chapter>.py`` as a list ``CASES``.
+Every entry of a chapter's ``registry.ENTRIES`` that names a benchmark horizon (``bench_T``) is
+timed here, for each number of runs in its ``bench_runs``: the vectorised simulation
+(``entry.simulate``, or ``entry.identify`` for a fixed-budget identifier) against the readable
+reference that simulates one run at a time (``entry.simulate_loop`` / ``entry.identify_loop``).
+Both must agree bit for bit (the same check as the conformance test, at the benchmark's scale);
+the rows report steps (rounds x runs) per second and the speed ratio.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
-from causalbandits_lib.core.runner import simulate, simulate_loop
+from causalbandits_lib.core.registry import BanditEntry, IdentifierEntry, same_arrays
 
 
-@dataclass
-class Case:
-    """One benchmark: ``make_env()`` and ``make_policy()`` build fresh objects."""
-
-    name: str
-    make_env: Callable[[], object]
-    make_policy: Callable[[], object]
-    T: int
-    runs: Sequence[int] = (1, 10, 100)
-    metrics: Sequence[str] = ("regret", "reward")
-    #: minimum speed ratio (vectorised / loop) required at the largest number of runs, if any
-    target_ratio: float | None = None
-    seed: int = 0
-    notes: str = ""
-    extra: dict = field(default_factory=dict)
-
-
-def _time(fn, repeat: int):
+def best_time(fn, repeat: int):
+    """The smallest wall time of ``repeat`` calls of ``fn`` and the last result."""
     best, out = np.inf, None
     for _ in range(repeat):
         start = time.perf_counter()
         out = fn()
         best = min(best, time.perf_counter() - start)
     return best, out
-
-
-def run_case(case: Case, repeat: int = 3) -> list[dict]:
-    """Time ``case``; a case object with its own ``run(repeat)`` method (a chapter whose algorithm
-    is not a round-based bandit, e.g. fixed-budget identification) times itself and returns rows
-    with the same keys."""
-    custom = getattr(case, "run", None)
-    if callable(custom):
-        return custom(repeat)
-    rows = []
-    for n in case.runs:
-        t_vec, vec = _time(
-            lambda: simulate(case.make_env(), case.make_policy(), case.T, case.seed, n_runs=n, metrics=case.metrics),
-            repeat,
-        )
-        t_loop, loop = _time(
-            lambda: simulate_loop(case.make_env, case.make_policy, case.T, case.seed, n, metrics=case.metrics),
-            1 if n > 10 else repeat,
-        )
-        for m in case.metrics:
-            if not np.array_equal(vec[m], loop[m]):
-                raise AssertionError(f"{case.name}: vectorised and looped runs differ in {m!r} at n_runs={n}")
-        rows.append(timing_row(case.name, n, case.T, t_vec, t_loop))
-    return rows
 
 
 def timing_row(name: str, n_runs: int, T: int, t_vec: float, t_loop: float) -> dict:
@@ -83,3 +42,25 @@ def timing_row(name: str, n_runs: int, T: int, t_vec: float, t_loop: float) -> d
         "ratio": t_loop / t_vec,
         "identical": True,
     }
+
+
+def run_entry(entry, repeat: int = 3) -> list[dict]:
+    """Time ``entry`` at each of its ``bench_runs``; raises AssertionError if the two disagree."""
+    rows = []
+    T = int(entry.bench_T)
+    for n in entry.bench_runs:
+        loop_repeat = 1 if n > 10 else repeat
+        if isinstance(entry, BanditEntry):
+            t_vec, vec = best_time(lambda: entry.simulate(T, n_runs=n), repeat)
+            t_loop, loop = best_time(lambda: entry.simulate_loop(T, n), loop_repeat)
+            same = all(same_arrays(vec[m], loop[m]) for m in vec.metrics)
+        elif isinstance(entry, IdentifierEntry):
+            t_vec, vec = best_time(lambda: entry.identify(T, range(n)), repeat)
+            t_loop, loop = best_time(lambda: entry.identify_loop(T, n), loop_repeat)
+            same = vec.equals(loop)
+        else:
+            raise TypeError(f"not a registry entry: {entry!r}")
+        if not same:
+            raise AssertionError(f"{entry.name}: all runs at once and one run at a time differ at n_runs={n}")
+        rows.append(timing_row(entry.name, n, T, t_vec, t_loop))
+    return rows

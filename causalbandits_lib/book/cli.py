@@ -1,7 +1,7 @@
-"""The ``causalbandits`` command: list, run, report and cite.
+"""The ``causalbandits`` command: list, run, sweep, collect, report, cite and diff.
 
-Exit codes: 0 success; 2 bad arguments or parameters (nothing was executed); 1 a notebook failed
-or a record is invalid.
+Exit codes: 0 success (for ``diff``: the results are identical); 2 bad arguments or parameters
+(nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` found differences.
 """
 
 from __future__ import annotations
@@ -239,6 +239,27 @@ def cmd_collect(args: argparse.Namespace) -> int:
     return 1 if problems and args.strict else 0
 
 
+# ---------------------------------------------------------------------------- diff
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .records import RESULT_KEYS, RecordError, compare_record_files
+
+    try:
+        found = compare_record_files(Path(args.old), Path(args.new))
+    except RecordError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    different = {rel: lines for rel, lines in found.items() if lines}
+    for rel, lines in different.items():
+        print(f"{rel}: {len(lines)} difference(s)")
+        for line in lines[: args.max_lines]:
+            print(f"  {line}")
+        if len(lines) > args.max_lines:
+            print(f"  ... and {len(lines) - args.max_lines} more")
+    what = "/".join(RESULT_KEYS)
+    print(f"{len(found)} record(s) compared ({what}): {len(found) - len(different)} identical, {len(different)} differ")
+    return EXIT_FAILED if different else 0
+
+
 # ---------------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -309,6 +330,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("record", help="path to a record (.json)")
     p.add_argument("--format", choices=("bibtex", "text", "both"), default="both")
     p.set_defaults(func=cmd_cite)
+
+    p = sub.add_parser("diff", help="compare the results (metrics, curves, claims) of two records or folders")
+    p.add_argument("old", help="a record (.json) or a folder of records")
+    p.add_argument("new", help="a record or a folder of records (matched to OLD by relative path)")
+    p.add_argument("--max-lines", type=int, default=20, help="differences shown per record [%(default)s]")
+    p.set_defaults(func=cmd_diff)
     return parser
 
 

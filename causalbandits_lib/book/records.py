@@ -19,7 +19,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -147,3 +147,72 @@ def find_records(folder: Path) -> list[Path]:
     """All ``*.json`` records below ``folder``, sorted."""
     folder = Path(folder)
     return sorted(p for p in folder.rglob("*.json") if p.is_file()) if folder.is_dir() else []
+
+
+# ---------------------------------------------------------------------------- comparing results
+#: The parts of a record that are its results; two runs reproduce each other when these are equal.
+RESULT_KEYS = ("metrics", "curves", "claims")
+
+
+def compare_results(old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str] = RESULT_KEYS) -> list[str]:
+    """The differences between the results of two records, one line each (empty if identical).
+
+    Metrics and curves are compared by name, claims by id, every value exactly (a re-run with the
+    same code, parameters and seed must give the same bits).
+    """
+    out = []
+    if old.get("notebook") != new.get("notebook"):
+        out.append(f"notebook: {old.get('notebook')!r} != {new.get('notebook')!r}")
+    for key in keys:
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if key == "claims":
+            a_map = {c["id"]: c for c in a or []}
+            b_map = {c["id"]: c for c in b or []}
+        else:
+            a_map, b_map = dict(a or {}), dict(b or {})
+        for name in sorted(set(a_map) | set(b_map)):
+            if name not in b_map:
+                out.append(f"{key}.{name}: only in the first record")
+            elif name not in a_map:
+                out.append(f"{key}.{name}: only in the second record")
+            elif a_map[name] != b_map[name]:
+                if key == "metrics":
+                    out.append(f"metrics.{name}: {a_map[name]!r} != {b_map[name]!r}")
+                elif key == "claims":
+                    fields = [f for f in a_map[name] if a_map[name].get(f) != b_map[name].get(f)]
+                    out.append(f"claims.{name}: differs in {', '.join(fields)}")
+                else:
+                    out.append(f"{key}.{name}: differs")
+        if key == "claims" and [c["id"] for c in a or []] != [c["id"] for c in b or []] and set(a_map) == set(b_map):
+            out.append("claims: same ids in a different order")
+    return out
+
+
+def compare_record_files(old: Path, new: Path) -> dict[str, list[str]]:
+    """Compare two records, or two folders of records matched by relative path.
+
+    Returns a dict from relative path to its differences (records missing on either side included).
+
+    Raises
+    ------
+    RecordError
+        If a path is neither a record nor a folder, or a record is malformed.
+    """
+    old, new = Path(old), Path(new)
+    if old.is_file() and new.is_file():
+        return {new.name: compare_results(load_record(old), load_record(new))}
+    if not (old.is_dir() and new.is_dir()):
+        raise RecordError(f"compare two record files or two folders of records; got {old} and {new}")
+    a = {p.relative_to(old).as_posix(): p for p in find_records(old)}
+    b = {p.relative_to(new).as_posix(): p for p in find_records(new)}
+    out: dict[str, list[str]] = {}
+    for rel in sorted(set(a) | set(b)):
+        if rel not in b:
+            out[rel] = [f"no record in {new}"]
+        elif rel not in a:
+            out[rel] = [f"no record in {old}"]
+        else:
+            out[rel] = compare_results(load_record(a[rel]), load_record(b[rel]))
+    return out

@@ -141,3 +141,37 @@ def test_dirty_flag_ignores_the_generated_records(tmp_path):
     assert provenance.git_info(tmp_path)["dirty"] is False
     (tmp_path / "code.py").write_text("x = 2\n")
     assert provenance.git_info(tmp_path)["dirty"] is True
+
+
+def _result_record(**results):
+    base = {"notebook": "primer/01_bandits_and_regret", "metrics": {"a": 1.0, "b": [1, 2]}, "curves": {"c": {"t": [1]}}}
+    base["claims"] = [{"id": "primer.x.y", "verdict": "reproduced", "reason": "r"}]
+    base.update(results)
+    return base
+
+
+def test_compare_results_is_empty_for_identical_results_and_names_each_difference():
+    a = _result_record()
+    assert records.compare_results(a, _result_record(timings={"wall_seconds": 9})) == []
+    b = _result_record(metrics={"a": 1.0000000001, "b": [1, 2], "new": 3})
+    assert records.compare_results(a, b) == ["metrics.a: 1.0 != 1.0000000001", "metrics.new: only in the second record"]
+    c = _result_record(claims=[{"id": "primer.x.y", "verdict": "partly", "reason": "r"}])
+    assert records.compare_results(a, c) == ["claims.primer.x.y: differs in verdict"]
+    d = _result_record(curves={"c": {"t": [2]}})
+    assert records.compare_results(a, d) == ["curves.c: differs"]
+
+
+def test_diff_command_compares_folders_by_relative_path(tmp_path):
+    from causalbandits_lib.book.cli import main
+
+    for folder, value in (("old", 1.0), ("new", 1.0), ("changed", 2.0)):
+        rec = _result_record(metrics={"a": value})
+        rec.update({k: {} for k in records.REQUIRED_KEYS if k not in rec and k not in ("schema", "content_hash")})
+        records.write_record(rec, tmp_path / folder / "primer" / "01.json")
+    assert main(["diff", str(tmp_path / "old"), str(tmp_path / "new")]) == 0
+    assert main(["diff", str(tmp_path / "old"), str(tmp_path / "changed")]) == 1
+    (tmp_path / "new" / "primer" / "01.json").rename(tmp_path / "new" / "primer" / "02.json")
+    assert records.compare_record_files(tmp_path / "old", tmp_path / "new") == {
+        "primer/01.json": [f"no record in {tmp_path / 'new'}"],
+        "primer/02.json": [f"no record in {tmp_path / 'old'}"],
+    }

@@ -138,7 +138,7 @@ def test_killed_worker_loses_nothing_and_resume_completes(tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "causalbandits_lib.cli",
+        "causalbandits_lib.book.cli",
         "sweep",
         NB,
         "-p",
