@@ -93,3 +93,27 @@ def test_same_seed_same_numbers_different_seed_different():
     c = simulate(BernoulliBandit([0.6, 0.5]), UCB1(2), T=200, seed=2, n_runs=4)
     np.testing.assert_array_equal(a["reward"], b["reward"])
     assert not np.array_equal(a["reward"], c["reward"])
+
+
+def test_replicated_layout_shares_streams_across_configurations():
+    streams = RunStreams(5, range(6), replications=3)
+    assert streams.base.tolist() == [0, 1, 2, 0, 1, 2] and streams.config.tolist() == [0, 0, 0, 1, 1, 1]
+    u = streams.once("x", (2,))
+    np.testing.assert_array_equal(u[:3], u[3:])  # configuration 1 sees configuration 0's numbers
+    np.testing.assert_array_equal(u[:3], RunStreams(5, range(3)).once("x", (2,)))
+    assert streams.per_config([10.0, 20.0], "tau").tolist() == [10, 10, 10, 20, 20, 20]
+    assert streams.per_config(7.0, "tau").tolist() == [7.0] * 6
+    with pytest.raises(ValueError, match="tau gives 2 configurations but run 4 belongs to configuration 2"):
+        RunStreams(5, range(6), replications=2).per_config([1.0, 2.0], "tau")
+    assert streams.replicas().runs.tolist() == [0, 1, 2] and streams.inverse.tolist() == [0, 1, 2, 0, 1, 2]
+    assert streams.child("env/").replications == 3
+
+
+def test_simulate_with_replications_gives_each_configuration_the_same_environment():
+    # UCB1 has no randomness of its own: every configuration of a replication plays identically
+    res = simulate(BernoulliBandit([0.6, 0.5, 0.4]), UCB1(3), 200, seed=2, n_runs=4, replications=2)
+    np.testing.assert_array_equal(res["reward"][:2], res["reward"][2:])
+    alone = simulate(BernoulliBandit([0.6, 0.5, 0.4]), UCB1(3), 200, seed=2, n_runs=2)
+    np.testing.assert_array_equal(res["reward"][:2], alone["reward"])
+    loop = simulate_loop(lambda: BernoulliBandit([0.6, 0.5, 0.4]), lambda: UCB1(3), 200, 2, 4, replications=2)
+    np.testing.assert_array_equal(res["reward"], loop["reward"])
