@@ -18,7 +18,9 @@ Estimators
 - :func:`conditioning_bounds`: the sound bound ``[min_w, max_w] P̂(y | x, c, w, S=1)`` with
   ``W = {I1}``, optionally widened by a finite-sample margin with a stated coverage;
 - :func:`context_free_bounds` and friends: the context-free pipeline that reproduces the paper's
-  printed Table 1 (see notebook 3).
+  printed Table 1 (see notebook 3);
+- :func:`offline_priors`: everything the online algorithms take from each run's offline log (prior
+  bounds and warm-start estimates), in the bandit's ``[run, context, arm]`` layout.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ __all__ = [
     "bound_methods",
     "n_eliminated",
     "contains",
+    "offline_priors",
 ]
 
 #: Finite-sample margins for :func:`conditioning_bounds`.
@@ -60,7 +63,8 @@ def cells(counts: np.ndarray) -> np.ndarray:
     counts = np.asarray(counts)
     if counts.shape[-len(OBSERVED) :] != (2,) * len(OBSERVED):
         raise ValueError(
-            f"count table has shape {counts.shape}; its last {len(OBSERVED)} axes must be {(2,) * len(OBSERVED)} ({', '.join(OBSERVED)})"
+            f"count table has shape {counts.shape}; its last {len(OBSERVED)} axes must be {(2,) * len(OBSERVED)} "
+            f"({', '.join(OBSERVED)})"
         )
     if np.any(counts < 0):
         raise ValueError("count table has a negative entry")
@@ -348,4 +352,32 @@ def bound_methods(
         "sound_cp_cell": conditioning_bounds(counts, "clopper_pearson", level, 1),
         "sound_cp_all": conditioning_bounds(counts, "clopper_pearson", level, N_ARMS * N_CONTEXTS),
         "table1_pipeline": context_free_bounds(counts),
+    }
+
+
+def offline_priors(counts: np.ndarray, level: float, simultaneous: bool = True) -> dict[str, np.ndarray]:
+    """Everything the online algorithms take from each run's offline log, in ``[run, context, arm]``
+    layout (the bandit's), from count tables of shape ``(n_runs, 2, 2, 2, 2, 2, 2)``.
+
+    Returns
+    -------
+    dict with ``lower``/``upper`` (sound bound with the Clopper-Pearson margin at ``level``, for all
+    16 cells at once if ``simultaneous``), ``lower_plugin``/``upper_plugin`` (sound bound, plug-in),
+    ``cp`` and ``biased`` (the naive estimates) and ``count`` (logged rows per cell, the warm-start
+    weight ``n₀``).
+    """
+
+    def swap(a):
+        return np.swapaxes(np.asarray(a, dtype=float), -1, -2)
+
+    lo, hi = conditioning_bounds(counts, "clopper_pearson", level, N_ARMS * N_CONTEXTS if simultaneous else 1)
+    lo0, hi0 = conditioning_bounds(counts)
+    return {
+        "lower": swap(lo),
+        "upper": swap(hi),
+        "lower_plugin": swap(lo0),
+        "upper_plugin": swap(hi0),
+        "cp": swap(cp_estimate(counts)),
+        "biased": swap(biased_estimate(counts)),
+        "count": swap(cells(counts).sum(axis=(-2, -1))),
     }

@@ -1,5 +1,11 @@
 """LinUCB with prior causal bounds and its baselines; UCB with prior causal bounds (vectorised).
 
+- :class:`LinUCB` (configured by a :class:`LinUCBConfig`): plain LinUCB, LinUCB-PCB (Algorithm 4,
+  with the clipping of Algorithm 6 as an option) and the warm-started baselines LinUCB_Biased and
+  LinUCB_CP;
+- :class:`ClippedUCB`: UCB and UCB-PCB (Algorithm 6) on the non-contextual bandit;
+- :func:`arm_context_features`: the feature vectors ``x_{c,a}`` of the contextual bandit.
+
 All policies follow :class:`causalbandits_lib.core.protocols.Policy` with state arrays of shape
 ``(n_runs, ...)``. Prior information (bounds, warm-start estimates) may differ between runs (each
 run drawing its own offline data set): give it with a leading axis over *global* run indices, of
@@ -19,16 +25,27 @@ leading-runs views.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..core.policies import CellStatistics, argmax_ties
 from ..core.streams import RunStreams
 from .model import N_ARMS, N_CONTEXTS, arm_bits, context_bits
 
-__all__ = ["CLIPS", "arm_context_features", "LinUCB", "ClippedUCB", "offline_priors", "linucb_family"]
+__all__ = ["CLIPS", "TIE_BREAKS", "arm_context_features", "LinUCBConfig", "LinUCB", "ClippedUCB"]
 
 #: How the optimistic index is clipped by the prior bounds ``[L, U]``.
 CLIPS = ("none", "upper", "both")
+#: How exact ties of the index are broken: towards the lowest arm, or uniformly at random (stream
+#: ``"ties"`` of the policy).
+TIE_BREAKS = ("first", "random")
+
+
+def _check_tie_break(tie_break: str) -> None:
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break={tie_break!r} is not allowed; use one of {TIE_BREAKS}")
 
 
 def arm_context_features(intercept: bool = True) -> np.ndarray:
@@ -83,6 +100,47 @@ def _per_run(name: str, value, runs: np.ndarray, tail: tuple[int, ...]) -> np.nd
     raise ValueError(f"{name} has shape {arr.shape}; it must be {tail} or (n_runs, *{tail})")
 
 
+@dataclass(frozen=True)
+class LinUCBConfig:
+    """The knobs of :class:`LinUCB` (names as in ``notebooks/pcb/parameters.yml``).
+
+    Attributes
+    ----------
+    alpha : float
+        Exploration weight ``α > 0`` (not given in the paper).
+    lam : float
+        Ridge penalty ``λ > 0``; Algorithm 4 uses ``A_a = I`` (λ = 1).
+    clip : {"none", "upper", "both"}
+        How the index is clipped by the prior bounds (see :class:`LinUCB`).
+    tie_break : {"first", "random"}
+        Exact ties of the index go to the lowest arm, or uniformly at random (stream ``"ties"``).
+
+    Raises
+    ------
+    ValueError
+        Naming the field, the value given and what is allowed.
+    """
+
+    alpha: float = 1.0
+    lam: float = 1.0
+    clip: str = "none"
+    tie_break: str = "random"
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "lam"):
+            value = getattr(self, name)
+            try:
+                ok = float(value) > 0
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(f"{name}={value!r} is not allowed; it must be a positive number")
+            object.__setattr__(self, name, float(value))
+        if self.clip not in CLIPS:
+            raise ValueError(f"clip={self.clip!r} is not allowed; use one of {CLIPS}")
+        _check_tie_break(self.tie_break)
+
+
 class LinUCB:
     """Disjoint LinUCB (Li et al. 2010, Chu et al. 2011) with optional prior causal bounds and
     warm start, for ``K`` arms with per-arm ridge models.
@@ -101,51 +159,46 @@ class LinUCB:
     ----------
     features : ndarray, shape (n_contexts, n_arms, d)
         ``x_{c,a}``, e.g. :func:`arm_context_features`.
-    alpha : float
-        Exploration weight ``α > 0`` (not given in the paper).
-    lam : float
-        Ridge penalty ``λ > 0``; Algorithm 4 uses ``A_a = I`` (λ = 1).
+    config : LinUCBConfig, optional
+        ``alpha``, ``lam``, ``clip``, ``tie_break``; the defaults when omitted.
     lower, upper : ndarray, shape (n_contexts, n_arms) or (n_total_runs, n_contexts, n_arms), optional
         Prior bounds ``[L_{a,c}, U_{a,c}]`` indexed ``[context, arm]``.
-    clip : {"none", "upper", "both"}
     warm_weight, warm_reward : ndarray, shapes as ``upper``, optional
         ``n₀`` and ``r̂`` of the warm start (cells with ``n₀ = 0`` or a NaN estimate are skipped).
-    random_ties : bool
-        Break exact ties uniformly at random (stream ``"ties"``), else towards the lowest arm.
+    **knobs
+        Fields of :class:`LinUCBConfig` given by keyword (they replace those of ``config``), so
+        ``LinUCB(features, alpha=0.5, clip="both", ...)`` works too.
     """
 
     def __init__(
         self,
         features: np.ndarray,
-        alpha: float = 1.0,
-        lam: float = 1.0,
+        config: LinUCBConfig | None = None,
+        *,
         lower=None,
         upper=None,
-        clip: str = "none",
         warm_weight=None,
         warm_reward=None,
-        random_ties: bool = True,
+        **knobs,
     ):
+        config = LinUCBConfig() if config is None else config
+        if knobs:
+            config = dataclasses.replace(config, **knobs)
         self.features = np.asarray(features, dtype=float)
         if self.features.ndim != 3:
             raise ValueError(f"features has shape {self.features.shape}; it must be (n_contexts, n_arms, d)")
         self.n_contexts, self.n_arms, self.d = self.features.shape
-        if not float(alpha) > 0:
-            raise ValueError(f"alpha={alpha} must be positive")
-        if not float(lam) > 0:
-            raise ValueError(f"lam={lam} must be positive")
-        if clip not in CLIPS:
-            raise ValueError(f"clip={clip!r}; allowed are {CLIPS}")
+        clip = config.clip
         if clip == "upper" and upper is None or clip == "both" and (upper is None or lower is None):
             raise ValueError(
                 f"clip={clip!r} needs the bounds it clips with (upper{' and lower' if clip == 'both' else ''})"
             )
         if (warm_weight is None) != (warm_reward is None):
             raise ValueError("give both warm_weight and warm_reward, or neither")
-        self.alpha, self.lam, self.clip = float(alpha), float(lam), clip
+        self.config = config
+        self.alpha, self.lam, self.clip, self.tie_break = config.alpha, config.lam, clip, config.tie_break
         self._lower_in, self._upper_in = lower, upper
         self._w_in, self._r_in = warm_weight, warm_reward
-        self.random_ties = bool(random_ties)
 
     def reset(self, streams: RunStreams) -> None:
         runs = streams.runs
@@ -176,7 +229,7 @@ class LinUCB:
                 denom = 1.0 + w * _ordered_sum_axis1(v * x)
                 self._a_inv = self._a_inv - (w / denom)[:, None, None, :] * (v[:, :, None, :] * v[:, None, :, :])
                 self._b = self._b + (w * reward[:, c, :].T)[:, None, :] * x
-        self._ties = streams.per_round("ties") if self.random_ties else None
+        self._ties = streams.per_round("ties") if self.tie_break == "random" else None
         self._v = None
         self._dominated = np.zeros(n, dtype=bool)
 
@@ -245,28 +298,29 @@ class ClippedUCB:
     horizon : int
         ``T``, which sets ``δ = 1/T²``.
     lower, upper : ndarray, shape (n_arms,) or (n_total_runs, n_arms), optional
-    random_ties : bool
-        Break exact ties uniformly at random (stream ``"ties"``).
+    tie_break : {"first", "random"}
+        Exact ties go to the lowest arm, or uniformly at random (stream ``"ties"``).
     """
 
-    def __init__(self, n_arms: int, horizon: int, lower=None, upper=None, random_ties: bool = True):
+    def __init__(self, n_arms: int, horizon: int, lower=None, upper=None, tie_break: str = "random"):
         if int(n_arms) < 1:
             raise ValueError(f"n_arms={n_arms} must be at least 1")
         if int(horizon) < 2:
             raise ValueError(f"horizon={horizon} must be at least 2 (δ = 1/T²)")
         if (lower is None) != (upper is None):
             raise ValueError("give both lower and upper bounds, or neither")
+        _check_tie_break(tie_break)
         self.n_arms, self.horizon = int(n_arms), int(horizon)
         self.log_inv_delta = 2.0 * np.log(self.horizon)
         self._lower_in, self._upper_in = lower, upper
-        self.random_ties = bool(random_ties)
+        self.tie_break = tie_break
 
     def reset(self, streams: RunStreams) -> None:
         tail = (self.n_arms,)
         self.lower = _per_run("lower", self._lower_in, streams.runs, tail)
         self.upper = _per_run("upper", self._upper_in, streams.runs, tail)
         self.stats = CellStatistics(streams.n_runs, self.n_arms)
-        self._ties = streams.per_round("ties") if self.random_ties else None
+        self._ties = streams.per_round("ties") if self.tie_break == "random" else None
 
     def index(self) -> np.ndarray:
         counts = self.stats.counts
@@ -283,62 +337,3 @@ class ClippedUCB:
 
     def update(self, t: int, context, actions: np.ndarray, feedback: dict) -> None:
         self.stats.add(actions, feedback["reward"])
-
-
-def offline_priors(counts: np.ndarray, level: float, simultaneous: bool = True) -> dict[str, np.ndarray]:
-    """Everything the online algorithms take from each run's offline log, in ``[run, context, arm]``
-    layout (the bandit's), from count tables of shape ``(n_runs, 2, 2, 2, 2, 2, 2)``.
-
-    Returns
-    -------
-    dict with ``lower``/``upper`` (sound bound with the Clopper-Pearson margin at ``level``, for all
-    16 cells at once if ``simultaneous``), ``lower_plugin``/``upper_plugin`` (sound bound, plug-in),
-    ``cp`` and ``biased`` (the naive estimates) and ``count`` (logged rows per cell, the warm-start
-    weight ``n₀``).
-    """
-    from . import estimators as E
-
-    def swap(a):
-        return np.swapaxes(np.asarray(a, dtype=float), -1, -2)
-
-    lo, hi = E.conditioning_bounds(counts, "clopper_pearson", level, N_ARMS * N_CONTEXTS if simultaneous else 1)
-    lo0, hi0 = E.conditioning_bounds(counts)
-    return {
-        "lower": swap(lo),
-        "upper": swap(hi),
-        "lower_plugin": swap(lo0),
-        "upper_plugin": swap(hi0),
-        "cp": swap(E.cp_estimate(counts)),
-        "biased": swap(E.biased_estimate(counts)),
-        "count": swap(E.cells(counts).sum(axis=(-2, -1))),
-    }
-
-
-def linucb_family(
-    features: np.ndarray, priors: dict, alpha: float, lam: float, clip: str = "both", one_weight: bool = True
-) -> dict:
-    """Factories of the contextual algorithms compared in Figure 4, keyed by name.
-
-    ``LinUCB``; ``LinUCB-PCB`` (bounds ``lower``/``upper``); ``LinUCB-PCB_plugin`` (if the priors
-    have plug-in bounds); ``LinUCB_Biased`` and ``LinUCB_CP`` warm-started with ``n₀`` = the logged
-    cell count; with ``one_weight`` also ``LinUCB_Biased_n1`` and ``LinUCB_CP_n1`` with ``n₀ = 1``.
-    """
-    out = {
-        "LinUCB": lambda: LinUCB(features, alpha, lam),
-        "LinUCB-PCB": lambda: LinUCB(features, alpha, lam, lower=priors["lower"], upper=priors["upper"], clip=clip),
-    }
-    if "upper_plugin" in priors:
-        out["LinUCB-PCB_plugin"] = lambda: LinUCB(
-            features, alpha, lam, lower=priors["lower_plugin"], upper=priors["upper_plugin"], clip=clip
-        )
-    for name, key in (("Biased", "biased"), ("CP", "cp")):
-        out[f"LinUCB_{name}"] = (
-            lambda k: lambda: LinUCB(features, alpha, lam, warm_weight=priors["count"], warm_reward=priors[k])
-        )(key)
-    if one_weight:
-        for name, key in (("Biased", "biased"), ("CP", "cp")):
-            ones = np.ones(np.shape(priors[key])[-2:])
-            out[f"LinUCB_{name}_n1"] = (
-                lambda k: lambda: LinUCB(features, alpha, lam, warm_weight=ones, warm_reward=priors[k])
-            )(key)
-    return out

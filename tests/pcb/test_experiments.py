@@ -1,0 +1,106 @@
+"""The online experiments of notebook 4: the algorithm family, Figure 4, the Table 1 world, UCB-PCB."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.core.environments import BernoulliBandit, ContextualBernoulliBandit
+from causalbandits_lib.core.runner import simulate
+from causalbandits_lib.pcb import algorithms as A
+from causalbandits_lib.pcb import estimators as E
+from causalbandits_lib.pcb import experiments as X
+from causalbandits_lib.pcb import model as M
+from causalbandits_lib.pcb import offline as O
+
+N_RUNS = 3
+
+
+@pytest.fixture(scope="module")
+def priors(table2):
+    return E.offline_priors(O.offline_count_tables(table2, 30_000, N_RUNS, seed=0).selected, 0.95)
+
+
+def test_linucb_family_names_and_configurations(priors):
+    f = A.arm_context_features()
+    fam = X.linucb_family(f, priors, alpha=0.7, lam=2.0, clip="upper")
+    assert list(fam) == [
+        "LinUCB",
+        "LinUCB-PCB",
+        "LinUCB-PCB_plugin",
+        "LinUCB_Biased",
+        "LinUCB_CP",
+        "LinUCB_Biased_n1",
+        "LinUCB_CP_n1",
+    ]
+    pols = {k: make() for k, make in fam.items()}
+    for k, p in pols.items():
+        assert (p.alpha, p.lam, p.tie_break) == (0.7, 2.0, "random"), k
+        assert p.clip == ("upper" if k.startswith("LinUCB-PCB") else "none"), k
+    assert pols["LinUCB-PCB"]._upper_in is priors["upper"]
+    assert pols["LinUCB-PCB_plugin"]._upper_in is priors["upper_plugin"]
+    assert pols["LinUCB_CP"]._r_in is priors["cp"] and pols["LinUCB_CP"]._w_in is priors["count"]
+    np.testing.assert_array_equal(pols["LinUCB_Biased_n1"]._w_in, np.ones((4, 4)))
+    no_plugin = {k: v for k, v in priors.items() if not k.endswith("_plugin")}
+    assert list(X.linucb_family(f, no_plugin, 1.0, 1.0, one_weight=False)) == [
+        "LinUCB",
+        "LinUCB-PCB",
+        "LinUCB_Biased",
+        "LinUCB_CP",
+    ]
+
+
+def test_figure4_is_each_policy_simulated_on_the_same_rounds(table2, truth, priors):
+    """The experiment equals simulating each algorithm by hand (what notebook 4 did inline)."""
+    f = A.arm_context_features()
+    pc = M.context_probabilities(table2)
+    res = X.figure4(pc, truth, f, priors, 150, 3, N_RUNS, 1.0, 1.0, "both", metrics=("regret", "dominated"))
+    assert len(res) == 7
+    env = ContextualBernoulliBandit(pc, truth.T)
+    pol = A.LinUCB(f, clip="both", lower=priors["lower"], upper=priors["upper"])
+    by_hand = simulate(env, pol, 150, 3, n_runs=N_RUNS, metrics=("regret", "dominated"))
+    for k in ("regret", "dominated"):
+        np.testing.assert_array_equal(res["LinUCB-PCB"][k], by_hand[k])
+    plain = simulate(env, A.LinUCB(f), 150, 3, n_runs=N_RUNS, metrics=("regret",))
+    np.testing.assert_array_equal(res["LinUCB"]["regret"], plain["regret"])
+    assert not np.array_equal(res["LinUCB"]["regret"], res["LinUCB-PCB"]["regret"])
+    assert res["LinUCB-PCB"]["dominated"].sum() == 0
+
+
+def test_table1_world_is_the_printed_table(table2):
+    means, world = X.table1_world(table2, 30_000)
+    np.testing.assert_array_equal(means, M.TABLE1_PRINTED["truth"].reshape(4, 4))
+    np.testing.assert_array_equal(world["upper"], M.TABLE1_PRINTED["ub"].reshape(4, 4).T)
+    np.testing.assert_array_equal(world["cp"], M.TABLE1_PRINTED["cp"].reshape(4, 4).T)
+    # expected logged rows per cell: they sum to n_draws · P(S=1) = 30,000 · 0.47625
+    assert world["count"].sum() == pytest.approx(30_000 * 0.47625)
+    assert set(world) == {"lower", "upper", "cp", "biased", "count"}
+
+
+def test_arm_bounds_average_the_context_bounds(table2, truth, priors):
+    pc = M.context_probabilities(table2)
+    lo, hi = X.arm_bounds(priors, pc)
+    assert lo.shape == hi.shape == (N_RUNS, 4)
+    np.testing.assert_allclose(hi[1], priors["upper"][1].T @ pc)
+    means = M.interventional_arm_means(table2)
+    assert np.all((lo <= means) & (means <= hi))
+
+
+def test_ucb_comparison_and_eliminated_pulls(table2, priors):
+    pc = M.context_probabilities(table2)
+    means = M.interventional_arm_means(table2)
+    lo, hi = X.arm_bounds(priors, pc)
+    res = X.ucb_comparison(means, lo, hi, 300, 5, N_RUNS)
+    assert list(res) == ["UCB", "UCB-PCB"]
+    by_hand = simulate(BernoulliBandit(means), A.ClippedUCB(4, 300, lo, hi), 300, 5, n_runs=N_RUNS, metrics=("regret",))
+    np.testing.assert_array_equal(res["UCB-PCB"]["regret"], by_hand["regret"])
+    plain = X.eliminated_arm_pulls(res["UCB"]["regret"], means, hi)
+    pcb = X.eliminated_arm_pulls(res["UCB-PCB"]["regret"], means, hi)
+    assert pcb.shape == (N_RUNS,) and np.all(pcb <= plain) and plain.sum() > 0
+
+
+def test_eliminated_arm_pulls_by_hand():
+    means = np.array([0.5, 0.4, 0.2])  # gaps 0, 0.1, 0.3
+    regret = np.array([[0.0, 0.1, 0.3, 0.3], [0.3, 0.3, 0.1, 0.0]])
+    upper = np.array([[0.6, 0.45, 0.3], [0.6, 0.6, 0.6]])  # run 0: arm 2 eliminated; run 1: none
+    np.testing.assert_array_equal(X.eliminated_arm_pulls(regret, means, upper), [2, 0])
