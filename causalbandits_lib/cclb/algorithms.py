@@ -1,7 +1,7 @@
 """CCLB, epsilon-CCLB and the baselines OFULog+ and GLM-UCB as runner policies, vectorised over runs.
 
 Every policy follows :class:`causalbandits_lib.core.protocols.Policy` and reads a
-:class:`~causalbandits_lib.cclb.model.FairContext` (factual and counterfactual features of the
+:class:`~causalbandits_lib.cclb.environment.FairContext` (factual and counterfactual features of the
 round's candidates). Randomness: only the per-run stream ``ties`` (one uniform per round, used to
 break exact ties), so two policies simulated with the same seed break ties with the same numbers.
 
@@ -15,6 +15,11 @@ break exact ties), so two policies simulated with the same seed break ties with 
 - :class:`GLMUCB` (Filippi et al. 2010) with the constants of the Faury/Lee public code: ridge
   ``lambda = n``, bonus ``rho_t ||x||_{V_t^{-1}}``, lazy MLE updates.
 
+The knobs of the CCLB family are frozen dataclasses validated on construction: :class:`OFULogConfig`
+(the estimation and the optimistic step, shared by the family) and :class:`CCLBConfig` (adds the
+horizon, the threshold and the dual step). A policy takes a config, or the config's fields as
+keywords (``CCLB(2000, eps=0.14, alpha=0.05)``).
+
 The optimistic step is computed exactly (``optimistic="exact"``: cvxpy, one convex program per
 candidate and run, on the raw observations; slow, for short horizons), by sequential quadratic
 approximation with certified bounds (``optimistic="sqp"``, the default for long runs, usually on
@@ -22,14 +27,17 @@ the binned loss of :class:`~causalbandits_lib.cclb.history.BinnedHistory`), or o
 model of the loss at the MLE (``optimistic="quadratic"``, shown to be a poor approximation).
 
 Parameters ``tau``, ``rho``, ``eps`` and ``horizon`` of :class:`CCLB` may be lists, one value per
-configuration; with ``replications=n`` the runs are laid out as configurations x replications
-(:class:`~causalbandits_lib.cclb.model.Replicas`), so one simulation steps every configuration,
+configuration: simulated with ``simulate(..., replications=n)`` the runs are laid out as
+configurations x replications (:class:`~causalbandits_lib.core.streams.RunStreams`), which the
+policies read from the streams they are reset with, so one simulation steps every configuration,
 all of them facing the same random numbers.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Sequence, Union
 
 import numpy as np
 from scipy.special import expit
@@ -37,13 +45,159 @@ from scipy.special import expit
 from ..core.policies import argmax_ties
 from ..core.streams import RunStreams
 from .confidence import analysis_ridge, beta_squared, constrained_mle, optimistic_exact, weighted_gram
+from .environment import FairContext
+from .features import FEATURE_MAPS
 from .history import BinnedHistory, LogisticHistory
-from .model import FEATURE_MAPS, S_DEFAULT, FairContext, Replicas
+from .model import S_DEFAULT
 from .optimism import ball_halfspace_support, model_support, support_points
 
-__all__ = ["OPTIMISTIC_METHODS", "dual_step", "OFULogPlus", "CCLB", "GLMUCB"]
+__all__ = ["OPTIMISTIC_METHODS", "OFULogConfig", "CCLBConfig", "dual_step", "OFULogPlus", "CCLB", "GLMUCB"]
 
 OPTIMISTIC_METHODS = ("sqp", "exact", "quadratic")
+
+#: A number, or one number per configuration.
+PerConfig = Union[float, Sequence[float]]
+
+
+def _require(ok: bool, field: str, value, allowed: str) -> None:
+    if not ok:
+        raise ValueError(f"{field}={value!r} is not allowed: {allowed}")
+
+
+@dataclass(frozen=True)
+class OFULogConfig:
+    """The knobs of OFULog+ (Lee et al. 2024), shared by the CCLB family: estimation and optimistic step.
+
+    Names follow ``notebooks/cclb/parameters.yml`` where it has the knob (``alpha``,
+    ``beta_denominator``, ``loss_bins``). Every field is checked on construction; an error names the
+    field, the value and what is allowed.
+
+    Attributes
+    ----------
+    S : float > 0
+        Known bound on ``||theta*||`` (Assumption 1).
+    alpha : float in (0, 1]
+        Failure level of the confidence set (the paper sets none for its experiments; 0.05 ours).
+    beta_denominator : float > 0
+        4 (supplied text) or 2 (Lee et al.'s code) in ``beta_t`` (Eq. 10).
+    optimistic : {"sqp", "exact", "quadratic"}
+        How ``max_{theta in C_t} x^T theta`` is computed (see the module docstring).
+    loss_bins : int >= 0
+        0: the loss uses the raw observations; otherwise the binned summary with this many bins of
+        the decision per context (:class:`~causalbandits_lib.cclb.history.BinnedHistory`). The
+        exact mode always uses the raw observations.
+    sqp_iterations : int >= 1
+        Linearisations of the loss per round in the ``"sqp"`` mode, the first at the last
+        optimistic parameter of the same observed context and anchor.
+    anchors : int >= 2; extra_solves : int >= 0
+        Decisions solved in every round (spread over the round's range, extremes included) and
+        the most further candidates solved when the certified bound cannot rule them out.
+    feature_map : str
+        The known feature map (a key of :data:`~causalbandits_lib.cclb.features.FEATURE_MAPS`).
+    mle_warmup : int >= 0; mle_steps : int >= 1
+        Newton steps per round: to convergence while ``t < mle_warmup``, then ``mle_steps``
+        warm-started steps (the exact mode always iterates to convergence).
+    tie_atol : float >= 0
+        Optimistic values within this of the best are tied; ties go to the per-run uniform.
+    """
+
+    S: float = S_DEFAULT
+    alpha: float = 0.05
+    beta_denominator: float = 4.0
+    optimistic: str = "sqp"
+    loss_bins: int = 16
+    sqp_iterations: int = 2
+    anchors: int = 3
+    extra_solves: int = 1
+    feature_map: str = "unit_norm"
+    mle_warmup: int = 100
+    mle_steps: int = 1
+    tie_atol: float = 1e-9
+
+    def __post_init__(self):
+        _require(self.S > 0, "S", self.S, "it must be positive")
+        _require(0 < self.alpha <= 1, "alpha", self.alpha, "it must lie in (0, 1]")
+        _require(self.beta_denominator > 0, "beta_denominator", self.beta_denominator, "it must be positive")
+        allowed = f"use one of {OPTIMISTIC_METHODS}"
+        _require(self.optimistic in OPTIMISTIC_METHODS, "optimistic", self.optimistic, allowed)
+        for name, least in (("loss_bins", 0), ("sqp_iterations", 1), ("anchors", 2), ("extra_solves", 0)):
+            value = getattr(self, name)
+            _require(int(value) == value and value >= least, name, value, f"it must be an integer >= {least}")
+        for name, least in (("mle_warmup", 0), ("mle_steps", 1)):
+            value = getattr(self, name)
+            _require(int(value) == value and value >= least, name, value, f"it must be an integer >= {least}")
+        allowed = f"use one of {sorted(FEATURE_MAPS)}"
+        _require(self.feature_map in FEATURE_MAPS, "feature_map", self.feature_map, allowed)
+        _require(self.tie_atol >= 0, "tie_atol", self.tie_atol, "it must be non-negative")
+        for name in ("S", "alpha", "beta_denominator", "tie_atol"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        for name in ("loss_bins", "sqp_iterations", "anchors", "extra_solves", "mle_warmup", "mle_steps"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+
+
+def _per_config(value) -> float | tuple[float, ...]:
+    """A number, or a tuple of numbers for a list (so that a frozen config stays immutable)."""
+    return tuple(value) if isinstance(value, (list, tuple, np.ndarray)) else value
+
+
+@dataclass(frozen=True)
+class CCLBConfig(OFULogConfig):
+    """The knobs of CCLB (Algorithm 1) and epsilon-CCLB (Algorithm 2): :class:`OFULogConfig`'s and the dual step's.
+
+    ``horizon``, ``tau``, ``rho`` and ``eps`` may each be a list, one value per configuration of
+    the configurations x replications layout. Names follow ``notebooks/cclb/parameters.yml``
+    (``tau``, ``rho``, ``eps``; the notebooks' ``T`` is the ``horizon``).
+
+    Attributes
+    ----------
+    horizon : number >= 1 or list (required)
+        ``T``: the dual step is ``1/eta = rho / sqrt(T)`` (Theorem 1's choice ``eta = sqrt(T)/rho``).
+    tau : number >= 0 or list
+        Fairness threshold of the constraint ``|Delta_t(d)| <= tau``.
+    rho : number >= 0 or list
+        Truncation of the dual domain; the theory asks ``rho >= 2 / delta``. ``rho = 0`` holds the
+        dual variable at zero (then CCLB plays exactly what OFULog+ plays).
+    eps : number >= 0 or list
+        Tightness of Algorithm 2 (0 gives Algorithm 1).
+    score_atol : float >= 0
+        Among decisions whose Lagrangian score is within this of the best, the optimistic decision
+        is preferred; with ``phi_t = 0`` it is taken outright (it maximises ``r~`` by construction,
+        so neither rounding nor the approximate optimistic step can make CCLB leave it). Other ties
+        go to the per-run uniform.
+    """
+
+    horizon: PerConfig | None = None
+    tau: PerConfig = 0.2
+    rho: PerConfig = 2 / 0.15
+    eps: PerConfig = 0.0
+    score_atol: float = 1e-12
+
+    def __post_init__(self):
+        super().__post_init__()
+        _require(self.horizon is not None, "horizon", None, "CCLB needs its horizon T (a number >= 1 or a list)")
+        for label in ("horizon", "tau", "rho", "eps"):
+            value = getattr(self, label)
+            arr = np.atleast_1d(np.asarray(value, dtype=float))
+            finite = arr.ndim == 1 and bool(np.all(np.isfinite(arr)))
+            _require(finite, label, value, "it must be a number or a list of numbers")
+            if label == "horizon":
+                _require(bool(np.all(arr >= 1)), label, value, "it must be at least 1")
+            else:
+                _require(bool(np.all(arr >= 0)), label, value, "it must be non-negative")
+            object.__setattr__(self, label, _per_config(value))
+        _require(self.score_atol >= 0, "score_atol", self.score_atol, "it must be non-negative")
+        object.__setattr__(self, "score_atol", float(self.score_atol))
+
+
+def _make_config(kind: type, config, knobs: dict):
+    """``config`` itself, or ``kind(**knobs)``; not both."""
+    if config is None:
+        return kind(**knobs)
+    if knobs:
+        raise TypeError(f"give either a config or its fields as keywords, not both (got config and {sorted(knobs)})")
+    if not isinstance(config, kind):
+        raise TypeError(f"config must be a {kind.__name__}, got {type(config).__name__}")
+    return config
 
 
 def dual_step(phi: np.ndarray, gradient: np.ndarray, rho, step) -> np.ndarray:
@@ -78,83 +232,30 @@ class OFULogPlus:
 
     Parameters
     ----------
-    S : float
-        Known bound on ``||theta*||`` (Assumption 1).
-    alpha : float in (0, 1]
-        Failure level of the confidence set (the paper sets none for its experiments; 0.05 ours).
-    beta_denominator : float
-        4 (supplied text) or 2 (Lee et al.'s code) in ``beta_t`` (Eq. 10).
-    optimistic : {"sqp", "exact", "quadratic"}
-        How ``max_{theta in C_t} x^T theta`` is computed (see the module docstring).
-    loss_bins : int
-        0: the loss uses the raw observations; otherwise the binned summary with this many bins of
-        the decision per context (:class:`~causalbandits_lib.cclb.history.BinnedHistory`). The
-        exact mode always uses the raw observations.
-    sqp_iterations : int
-        Linearisations of the loss per round in the ``"sqp"`` mode, the first at the last
-        optimistic parameter of the same observed context and anchor.
-    anchors, extra_solves : int
-        Decisions solved in every round (spread over the round's range, extremes included) and
-        the most further candidates solved when the certified bound cannot rule them out.
-    feature_map : str
-        The known feature map (a key of :data:`~causalbandits_lib.cclb.model.FEATURE_MAPS`).
-    mle_warmup, mle_steps : int
-        Newton steps per round: to convergence while ``t < mle_warmup``, then ``mle_steps``
-        warm-started steps (the exact mode always iterates to convergence).
-    tie_atol : float
-        Optimistic values within this of the best are tied; ties go to the per-run uniform.
-    replications : int, optional
-        Runs laid out as configurations x replications (:class:`~causalbandits_lib.cclb.model.Replicas`).
+    config : OFULogConfig, optional
+        The knobs (see :class:`OFULogConfig`).
+    **knobs
+        Or the config's fields as keywords (not both).
     """
 
     name = "OFULog+"
+    config_type = OFULogConfig
 
-    def __init__(
-        self,
-        S: float = S_DEFAULT,
-        alpha: float = 0.05,
-        beta_denominator: float = 4.0,
-        optimistic: str = "sqp",
-        loss_bins: int = 16,
-        sqp_iterations: int = 2,
-        anchors: int = 3,
-        extra_solves: int = 1,
-        feature_map: str = "unit_norm",
-        mle_warmup: int = 100,
-        mle_steps: int = 1,
-        tie_atol: float = 1e-9,
-        replications: int | None = None,
-    ):
-        if not S > 0:
-            raise ValueError(f"S={S} must be positive")
-        if not 0 < alpha <= 1:
-            raise ValueError(f"alpha={alpha} must lie in (0, 1]")
-        if optimistic not in OPTIMISTIC_METHODS:
-            raise ValueError(f"optimistic={optimistic!r} is not allowed; use one of {OPTIMISTIC_METHODS}")
-        if int(loss_bins) < 0 or int(sqp_iterations) < 1 or int(anchors) < 2 or int(extra_solves) < 0:
-            raise ValueError(
-                f"need loss_bins >= 0, sqp_iterations >= 1, anchors >= 2, extra_solves >= 0; got "
-                f"{loss_bins}, {sqp_iterations}, {anchors}, {extra_solves}"
-            )
-        if feature_map not in FEATURE_MAPS:
-            raise ValueError(f"feature_map={feature_map!r} is not allowed; use one of {sorted(FEATURE_MAPS)}")
-        if int(mle_steps) < 1 or int(mle_warmup) < 0:
-            raise ValueError(f"mle_steps={mle_steps} must be >= 1 and mle_warmup={mle_warmup} >= 0")
-        self.S, self.alpha, self.beta_denominator = float(S), float(alpha), float(beta_denominator)
-        self.optimistic = optimistic
-        self.loss_bins = 0 if optimistic == "exact" else int(loss_bins)
-        self.sqp_iterations, self.anchors, self.extra_solves = int(sqp_iterations), int(anchors), int(extra_solves)
-        self.feature_map = feature_map
-        self.mle_warmup, self.mle_steps = int(mle_warmup), int(mle_steps)
-        self.tie_atol = float(tie_atol)
-        self.replications = replications
+    def __init__(self, config: OFULogConfig | None = None, **knobs):
+        c = self.config = _make_config(self.config_type, config, knobs)
+        self.S, self.alpha, self.beta_denominator = c.S, c.alpha, c.beta_denominator
+        self.optimistic = c.optimistic
+        self.loss_bins = 0 if c.optimistic == "exact" else c.loss_bins
+        self.sqp_iterations, self.anchors, self.extra_solves = c.sqp_iterations, c.anchors, c.extra_solves
+        self.feature_map = c.feature_map
+        self.mle_warmup, self.mle_steps = c.mle_warmup, c.mle_steps
+        self.tie_atol = c.tie_atol
         self.ridge = analysis_ridge(self.S)
 
     # -- state ---------------------------------------------------------------------------------
     def reset(self, streams: RunStreams) -> None:
         self.n_runs = streams.n_runs
-        self._rep = Replicas(streams, self.replications)
-        self._ties = self._rep.per_round("ties", (), "uniform")
+        self._ties = streams.per_round("ties", (), "uniform")
         self._rows = np.arange(self.n_runs)
         if self.loss_bins:
             self.history = BinnedHistory(self.n_runs, self.loss_bins, self.feature_map)
@@ -341,49 +442,33 @@ class CCLB(OFULogPlus):
 
     Parameters
     ----------
-    horizon : int or list of int
-        ``T``: the dual step is ``1/eta = rho / sqrt(T)`` (Theorem 1's choice ``eta = sqrt(T)/rho``).
-    tau : float or list
-        Fairness threshold of the constraint ``|Delta_t(d)| <= tau``.
-    rho : float or list, >= 0
-        Truncation of the dual domain; the theory asks ``rho >= 2 / delta``. ``rho = 0`` holds the
-        dual variable at zero (then CCLB plays exactly what OFULog+ plays).
-    eps : float or list, >= 0
-        Tightness of Algorithm 2 (0 gives Algorithm 1).
-    score_atol : float
-        Among decisions whose Lagrangian score is within this of the best, the optimistic decision
-        is preferred; with ``phi_t = 0`` it is taken outright (it maximises ``r~`` by construction,
-        so neither rounding nor the approximate optimistic step can make CCLB leave it). Other ties
-        go to the per-run uniform.
-    **kw
-        Passed to :class:`OFULogPlus` (``replications`` lays out configurations, one per entry of
-        the list parameters).
+    horizon : int or list of int, optional
+        ``T`` (see :class:`CCLBConfig`); required unless ``config`` is given.
+    config : CCLBConfig, optional
+        The knobs (see :class:`CCLBConfig` and :class:`OFULogConfig`).
+    **knobs
+        Or the config's fields as keywords (not both): ``tau``, ``rho``, ``eps``, ``alpha``, ...
     """
 
     name = "CCLB"
+    config_type = CCLBConfig
 
-    def __init__(self, horizon, tau=0.2, rho=2 / 0.15, eps=0.0, score_atol: float = 1e-12, **kw):
-        super().__init__(**kw)
-        for label, value in (("horizon", horizon), ("tau", tau), ("rho", rho), ("eps", eps)):
-            arr = np.atleast_1d(np.asarray(value, dtype=float))
-            if arr.ndim != 1 or not np.all(np.isfinite(arr)):
-                raise ValueError(f"{label}={value!r} must be a number or a list of numbers")
-            if label == "horizon" and np.any(arr < 1):
-                raise ValueError(f"horizon={value!r} must be at least 1")
-            if label != "horizon" and np.any(arr < 0):
-                raise ValueError(f"{label}={value!r} must be non-negative")
-        self.horizon, self.tau, self.rho, self.eps = horizon, tau, rho, eps
-        self.score_atol = float(score_atol)
-        if np.any(np.asarray(eps) > 0):
+    def __init__(self, horizon: PerConfig | None = None, config: CCLBConfig | None = None, **knobs):
+        if horizon is not None:
+            knobs["horizon"] = horizon
+        super().__init__(config, **knobs)
+        c = self.config
+        self.horizon, self.tau, self.rho, self.eps = c.horizon, c.tau, c.rho, c.eps
+        self.score_atol = c.score_atol
+        if np.any(np.asarray(c.eps) > 0):
             self.name = "eps-CCLB"
 
     def reset(self, streams: RunStreams) -> None:
         super().reset(streams)
-        rep = self._rep
-        self._tau = rep.per_config(self.tau, "tau")
-        self._rho = rep.per_config(self.rho, "rho")
-        self._eps = rep.per_config(self.eps, "eps")
-        self._step = self._rho / np.sqrt(rep.per_config(self.horizon, "horizon"))  # 1 / eta
+        self._tau = streams.per_config(self.tau, "tau")
+        self._rho = streams.per_config(self.rho, "rho")
+        self._eps = streams.per_config(self.eps, "eps")
+        self._step = self._rho / np.sqrt(streams.per_config(self.horizon, "horizon"))  # 1 / eta
         self.phi = np.zeros(streams.n_runs)
 
     def estimates(self, x: np.ndarray, x_cf: np.ndarray, theta_tilde: np.ndarray):
@@ -427,8 +512,6 @@ class GLMUCB:
     S, alpha : float
     ridge : float or None
         ``lambda``; default ``n``.
-    replications : int, optional
-        As for :class:`OFULogPlus`.
     """
 
     name = "GLM-UCB"
@@ -442,7 +525,6 @@ class GLMUCB:
         eager_rounds: int = 200,
         lazy_every: int = 5,
         tie_atol: float = 1e-9,
-        replications: int | None = None,
     ):
         if not S > 0 or not 0 < alpha <= 1:
             raise ValueError(f"need S > 0 and alpha in (0, 1]; got S={S}, alpha={alpha}")
@@ -453,13 +535,12 @@ class GLMUCB:
         self.S, self.alpha, self.ridge_given = float(S), float(alpha), ridge
         self.newton_steps, self.eager_rounds, self.lazy_every = int(newton_steps), int(eager_rounds), int(lazy_every)
         self.tie_atol = float(tie_atol)
-        self.replications = replications
         g = expit(self.S)
         self.kappa = 1.0 / (g * (1.0 - g))
 
     def reset(self, streams: RunStreams) -> None:
         self.n_runs = streams.n_runs
-        self._ties = Replicas(streams, self.replications).per_round("ties", (), "uniform")
+        self._ties = streams.per_round("ties", (), "uniform")
         self._rows = np.arange(self.n_runs)
         n = BinnedHistory.N_FEATURES
         self.n = n

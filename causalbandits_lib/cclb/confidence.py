@@ -32,6 +32,8 @@ __all__ = [
     "log_loss",
     "weighted_gram",
     "QuadraticModel",
+    "ball_minimiser",
+    "merge_model",
     "ball_newton_step",
     "constrained_mle",
     "constrained_mle_scipy",
@@ -175,7 +177,8 @@ class QuadraticModel:
         self.eigval, self.eigvec = np.linalg.eigh(np.asarray(hess, dtype=float) + ridge * np.eye(n))
         if np.any(self.eigval <= 0):
             raise ValueError(
-                f"the model Hessian must be positive definite (ridge={ridge}); smallest eigenvalue {self.eigval.min():.3g}"
+                f"the model Hessian must be positive definite (ridge={ridge}); "
+                f"smallest eigenvalue {self.eigval.min():.3g}"
             )
         g_bar = self.to_eig(self.grad)
         self.center_bar = self.to_eig(self.theta0) - g_bar / self.eigval
@@ -198,7 +201,7 @@ class QuadraticModel:
         return 0.5 * np.sum(self.eigval * d * d, axis=-1)
 
 
-def _ball_minimiser(model: QuadraticModel, S: float, max_iter: int = 100) -> np.ndarray:
+def ball_minimiser(model: QuadraticModel, S: float, max_iter: int = 100) -> np.ndarray:
     """Eigen-coordinates of ``argmin_{||theta|| <= S} m(theta)`` (a trust-region subproblem).
 
     Inside the ball the answer is the centre. Otherwise ``theta(nu) = (H_r + nu I)^{-1} b`` with
@@ -243,7 +246,7 @@ def ball_newton_step(theta: np.ndarray, grad: np.ndarray, hess: np.ndarray, S: f
     decrease : (R,) predicted decrease ``m(theta) - m(theta_new) >= 0``
     """
     model = QuadraticModel(theta, grad, hess, ridge)
-    new_bar = _ball_minimiser(model, S)
+    new_bar = ball_minimiser(model, S)
     new = model.from_eig(new_bar)
     norm = np.sqrt(np.sum(new * new, axis=-1))
     new = np.where((norm > S)[:, None], new * (S / np.maximum(norm, 1e-300))[:, None], new)  # rounding only
@@ -301,7 +304,7 @@ def constrained_mle(
         if model is None:
             model = step_model
         else:
-            _merge_model(model, step_model, active)
+            merge_model(model, step_model, active)
         length = np.sqrt(np.sum((new - theta) ** 2, axis=-1))
         check = active & (length >= full_step_below)
         if check.any():
@@ -327,8 +330,8 @@ def constrained_mle(
     return theta, model, steps, loss_model
 
 
-def _merge_model(into: QuadraticModel, new: QuadraticModel, which: np.ndarray) -> None:
-    """Replace the model of the runs ``which`` by ``new`` (per-run bookkeeping)."""
+def merge_model(into: QuadraticModel, new: QuadraticModel, which: np.ndarray) -> None:
+    """Replace, in place, the model of the runs ``which`` (a boolean mask) by ``new``'s (per-run bookkeeping)."""
     for name in ("theta0", "grad", "eigval", "eigvec", "center_bar", "center"):
         old = getattr(into, name)
         mask = which.reshape((-1,) + (1,) * (old.ndim - 1))

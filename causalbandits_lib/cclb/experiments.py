@@ -3,9 +3,13 @@
 OFULog+, CCLB and epsilon-CCLB differ only in the dual step (OFULog+ is CCLB with the dual
 variable held at zero; a test checks the two pick the same decisions), so every configuration of
 Figures 2, 4 and 5 runs in **one** vectorised simulation: the runs axis is laid out as
-configurations x replications (:class:`~causalbandits_lib.cclb.model.Replicas`), and replication
-``i`` of every configuration sees the same contexts and reward noise. GLM-UCB runs separately on the
-same streams.
+configurations x replications (``simulate(..., replications=reps)``, see
+:class:`~causalbandits_lib.core.streams.RunStreams`), and replication ``i`` of every configuration
+sees the same contexts and reward noise. GLM-UCB runs separately on the same streams.
+
+The confidence-set notebook needs the played features and outcomes themselves, and probes the
+policy before the decision of chosen rounds: :class:`PlayedRounds` is the recorder that keeps them
+for :func:`~causalbandits_lib.core.runner.simulate`.
 
 Two violation metrics are reported (ambiguity A3 of the notes):
 
@@ -18,15 +22,16 @@ Two violation metrics are reported (ambiguity A3 of the notes):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..core.recorders import RecorderBase
 from ..core.runner import SimulationResult, simulate
-from ..core.streams import RunStreams
 from .algorithms import CCLB, GLMUCB, OFULogPlus
 from .confidence import LogisticData, beta_squared, constrained_mle
-from .model import FairLogisticBandit, RoundGenerator
+from .environment import FairLogisticBandit
+from .generator import RoundGenerator
 
 __all__ = [
     "LABELS",
@@ -37,11 +42,13 @@ __all__ = [
     "run_glm_ucb",
     "positive_part_of_sum",
     "final_values",
-    "run_recorded",
+    "Played",
+    "PlayedRounds",
     "coverage_gaps",
     "loss_gap_slice",
+    "confidence_set_slices",
+    "second_half_slope",
     "compare_optimistic_steps",
-    "paired_order",
     "prefix_equals_independent",
 ]
 
@@ -90,19 +97,6 @@ def paper_configs(
     return out
 
 
-def _split(result: SimulationResult, n_configs: int, reps: int) -> list[SimulationResult]:
-    return [
-        SimulationResult(
-            {k: v[c * reps : (c + 1) * reps] for k, v in result.metrics.items()},
-            result.runs[c * reps : (c + 1) * reps],
-            result.seed,
-            result.T,
-            result.seconds,
-        )
-        for c in range(n_configs)
-    ]
-
-
 def run_configs(
     generator: RoundGenerator, configs: Sequence[Config], T: int, seed: int, reps: int, **policy_kw
 ) -> dict[str, SimulationResult]:
@@ -120,14 +114,19 @@ def run_configs(
         tau=tau,
         rho=[c.rho for c in configs],
         eps=[c.eps for c in configs],
-        replications=reps,
         **policy_kw,
     )
-    env = FairLogisticBandit(generator, tau=tau, replications=reps)
+    env = FairLogisticBandit(generator, tau=tau)
     res = simulate(
-        env, policy, T, seed, n_runs=len(configs) * reps, metrics=PER_ROUND_METRICS + ("dual", "estimated_violation")
+        env,
+        policy,
+        T,
+        seed,
+        n_runs=len(configs) * reps,
+        metrics=PER_ROUND_METRICS + ("dual", "estimated_violation"),
+        replications=reps,
     )
-    return {c.key: r for c, r in zip(configs, _split(res, len(configs), reps))}
+    return {c.key: res.select_runs(slice(i * reps, (i + 1) * reps)) for i, c in enumerate(configs)}
 
 
 def run_glm_ucb(
@@ -135,12 +134,13 @@ def run_glm_ucb(
 ) -> SimulationResult:
     """GLM-UCB on the same streams as replication ``0..reps-1`` of :func:`run_configs`."""
     return simulate(
-        FairLogisticBandit(generator, tau=tau, replications=reps),
-        GLMUCB(S=S, alpha=alpha, replications=reps),
+        FairLogisticBandit(generator, tau=tau),
+        GLMUCB(S=S, alpha=alpha),
         T,
         seed,
         n_runs=reps,
         metrics=PER_ROUND_METRICS,
+        replications=reps,
     )
 
 
@@ -175,44 +175,66 @@ def final_values(result: SimulationResult, horizons: Sequence[int] | None = None
     return {k: (v[:, 0] if horizons is None else v) for k, v in out.items()}
 
 
-def run_recorded(
-    env: FairLogisticBandit,
-    policy,
-    T: int,
-    seed: int,
-    n_runs: int,
-    checkpoints: Sequence[int] = (),
-    at_checkpoint: Callable | None = None,
-):
-    """Step ``policy`` against ``env`` like :func:`~causalbandits_lib.core.runner.simulate`, keeping the
-    raw played features and outcomes, and call ``at_checkpoint(t, ctx, X, y, policy)`` before the
-    decision of each round ``t`` in ``checkpoints`` (``X (R, n, t)``, ``y (R, t)``: the data of
-    ``C_t``).
+@dataclass
+class Played:
+    """What :class:`PlayedRounds` kept.
 
-    Returns
-    -------
-    X : (R, n, T); y : (R, T); actions : (R, T) int; results : list of the callback's returns
+    Attributes
+    ----------
+    X : (R, n, T) played features; y : (R, T) outcomes; actions : (R, T) int
+    probes : list
+        The returns of the probe, one per probed round, in round order.
     """
-    streams = RunStreams(seed, range(n_runs))
-    env.reset(streams.child("env/"))
-    policy.reset(streams.child("policy/"))
-    rows = np.arange(n_runs)
-    X = np.zeros((n_runs, env.n_features, T))
-    y = np.zeros((n_runs, T))
-    actions = np.zeros((n_runs, T), dtype=np.int64)
-    wanted = set(int(c) for c in checkpoints)
-    out = []
-    for t in range(T):
-        ctx = env.observe(t)
-        if t in wanted and at_checkpoint is not None:
-            out.append(at_checkpoint(t, ctx, X[:, :, :t], y[:, :t], policy))
-        a = policy.select(t, ctx)
-        fb = env.pull(t, a)
-        policy.update(t, ctx, a, fb)
-        X[:, :, t] = ctx.x[rows, a]
-        y[:, t] = fb["reward"]
-        actions[:, t] = a
-    return X, y, actions, out
+
+    X: np.ndarray
+    y: np.ndarray
+    actions: np.ndarray
+    probes: list
+
+
+class PlayedRounds(RecorderBase):
+    """Keep the raw played features ``x_t = f(Z_t(d_t))``, outcomes and actions, and probe the run.
+
+    Before the decision of each round ``t`` in ``rounds`` (0-based), ``probe(t, ctx, X, y, policy)``
+    is called with the data of ``C_t``: ``X (R, n, t)`` and ``y (R, t)``, the rounds before ``t``
+    (views of the recorder's arrays: copy what must outlive the call). The probe must not change the
+    policy (probe a copy).
+
+    Parameters
+    ----------
+    rounds : sequence of int
+        The probed rounds (empty: keep the data only).
+    probe : callable, optional
+    name : str
+        Key of the result in ``SimulationResult.recorded``.
+    """
+
+    def __init__(self, rounds: Sequence[int] = (), probe: Callable | None = None, name: str = "played"):
+        self.rounds = set(int(r) for r in rounds)
+        self.probe = probe
+        self.name = name
+
+    def start(self, T: int, runs: np.ndarray) -> None:
+        super().start(T, runs)
+        self.X = None
+        self._rows = np.arange(len(self.runs))
+        self.y = np.zeros((len(self.runs), self.T))
+        self.actions = np.zeros((len(self.runs), self.T), dtype=np.int64)
+        self.probes: list[Any] = []
+
+    def before_decision(self, t: int, ctx, policy) -> None:
+        if self.X is None:
+            self.X = np.zeros((len(self.runs), ctx.x.shape[-1], self.T))
+        if t in self.rounds and self.probe is not None:
+            self.probes.append(self.probe(t, ctx, self.X[:, :, :t], self.y[:, :t], policy))
+
+    def after_round(self, t: int, ctx, actions: np.ndarray, feedback, policy) -> None:
+        self.X[:, :, t] = ctx.x[self._rows, actions]
+        self.y[:, t] = feedback["reward"]
+        self.actions[:, t] = actions
+
+    def result(self) -> Played:
+        return Played(self.X, self.y, self.actions, self.probes)
 
 
 def coverage_gaps(
@@ -270,12 +292,75 @@ def loss_gap_slice(
     return u, vals.reshape(n_grid, n_grid) - data.loss(theta_hat)[0], pts, theta_hat[0]
 
 
+def confidence_set_slices(
+    X: np.ndarray,
+    y: np.ndarray,
+    theta_star,
+    rounds: Sequence[int],
+    S: float,
+    alpha: float,
+    beta_denominator: float = 4.0,
+    extent: float = 8.0,
+    n_grid: int = 161,
+) -> dict:
+    """Slices of one run's confidence sets ``C_t`` at several rounds, in one plane (a picture of
+    how the set shrinks; notebook ``cclb/02``).
+
+    The plane passes through the MLE ``theta_hat_T`` of all the data, spanned by the direction
+    towards ``theta*`` and the decision's coordinate (orthogonalised). Inside ``C_t`` means
+    ``gap / beta_t^2 <= 1`` and ``||theta|| <= S``: the zero level of the larger of the two scaled
+    excesses.
+
+    Parameters
+    ----------
+    X : (n, T); y : (T,)
+        One run's raw data.
+    rounds : the rounds ``t`` (data of the first ``t`` rounds)
+
+    Returns
+    -------
+    dict with ``u`` (n_grid,) the grid coordinates; ``levels`` {t: (n_grid, n_grid)} (``<= 0``
+    inside ``C_t``, indexed ``[v, u]``); ``ball`` (n_grid, n_grid) ``||theta|| - S``; ``star`` (2,)
+    the coordinates of ``theta*``.
+    """
+    n = X.shape[0]
+    theta_star = np.asarray(theta_star, dtype=float)
+    data = LogisticData.from_observations(X[None], y[None])
+    center, _, _, _ = constrained_mle(data, S, max_steps=200, tol=1e-13)
+    center = center[0]
+    e1 = theta_star - center
+    e1 = e1 / np.linalg.norm(e1) if np.linalg.norm(e1) > 1e-9 else np.eye(n)[0]
+    e2 = np.eye(n)[n - 1] - (np.eye(n)[n - 1] @ e1) * e1
+    e2 /= np.linalg.norm(e2)
+    levels = {}
+    for t in rounds:
+        u, gap, pts, _ = loss_gap_slice(X[:, :t], y[:t], S, center, e1, e2, extent, n_grid)
+        levels[t] = np.maximum(
+            gap / beta_squared(t, n, S, alpha, beta_denominator) - 1, np.linalg.norm(pts, axis=-1) / S - 1
+        )
+    star = theta_star - center
+    ball = np.linalg.norm(pts, axis=-1) - S
+    return {"u": u, "levels": levels, "ball": ball, "star": np.array([star @ e1, star @ e2])}
+
+
+def second_half_slope(curve: np.ndarray) -> float:
+    """``log2(V(T) / V(T/2))`` of the mean over runs of a cumulative curve ``(n_runs, T)``: 1 for
+    linear growth, 0.5 for ``sqrt(T)``, 0 when flat (and when the curve ends at zero); ``inf`` when
+    it rises from zero in the second half."""
+    mean = np.asarray(curve).mean(axis=0)
+    T = len(mean)
+    half, end = mean[T // 2 - 1], mean[-1]
+    if end <= 1e-9:
+        return 0.0
+    return float(np.log2(end / half)) if half > 1e-9 else float("inf")
+
+
 def compare_optimistic_steps(
     t: int, ctx, X: np.ndarray, y: np.ndarray, policy, runs: Sequence[int]
 ) -> dict[str, np.ndarray]:
     """At round ``t`` of a run of ``policy`` (an :class:`OFULogPlus` in a fast mode), compare its
-    optimistic step with the exact conic programs on the raw data (use as the callback of
-    :func:`run_recorded`; the policy is copied, so the run itself is unaffected).
+    optimistic step with the exact conic programs on the raw data (use as the probe of
+    :class:`PlayedRounds`; the policy is copied, so the run itself is unaffected).
 
     Returns
     -------
@@ -306,37 +391,6 @@ def compare_optimistic_steps(
         "fast_at_choice": vals[runs, choice],
         "quadratic": quad[runs],
     }
-
-
-def paired_order(values: dict[str, np.ndarray], expected: Sequence[str], z: float = 2.0):
-    """Check an ordering ``expected[0] < expected[1] < ...`` of per-run values on common random numbers.
-
-    Each consecutive pair is judged on the paired differences across runs (replication ``i`` of
-    every algorithm faces the same contexts and noise): the pair holds when the mean difference is
-    positive by more than ``z`` standard errors, fails when it is negative by more than ``z``
-    standard errors, and is within noise otherwise (a difference the runs cannot resolve).
-
-    Returns
-    -------
-    Verdict: reproduced if every pair holds; not reproduced if every pair fails; partly otherwise.
-    """
-    from ..core import checks
-
-    parts, fails, noise = {}, 0, 0
-    for a, b in zip(expected, expected[1:]):
-        diff = np.asarray(values[b], dtype=float) - np.asarray(values[a], dtype=float)
-        mean = float(diff.mean())
-        se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
-        held = mean - z * se > 0
-        within = not held and mean + z * se >= 0
-        fails += not held and not within
-        noise += within
-        parts[f"{a} < {b}: mean difference {mean:.4g} ± {se:.2g} (se){' (within noise)' if within else ''}"] = held
-    rule = " < ".join(expected) + f", each pair by more than {z:g} standard errors of the paired differences"
-    verdict = checks.check_all(parts, rule)
-    if verdict.verdict == "not reproduced" and noise:
-        return checks.Verdict("partly", verdict.reason, rule)
-    return verdict
 
 
 def prefix_equals_independent(generator: RoundGenerator, T_short: int, T_long: int, seed: int, reps: int) -> bool:

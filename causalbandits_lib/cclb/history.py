@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .confidence import LogisticData
-from .model import FEATURE_MAPS, raw_features
+from .features import FEATURE_MAPS, raw_features
 
 __all__ = ["LogisticHistory", "BinnedHistory"]
 
@@ -63,7 +63,7 @@ class BinnedHistory:
         Bins of ``d in [-1, 1]`` per context (an even number puts a bin edge at ``d = 0``, where the
         features of the context ``a = w = m = 0`` jump).
     feature_map : str
-        A key of :data:`~causalbandits_lib.cclb.model.FEATURE_MAPS`.
+        A key of :data:`~causalbandits_lib.cclb.features.FEATURE_MAPS`.
     """
 
     N_CONTEXTS = 8

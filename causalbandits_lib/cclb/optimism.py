@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .confidence import LogisticData, QuadraticModel, _ball_minimiser, _merge_model, analysis_ridge
+from .confidence import LogisticData, QuadraticModel, analysis_ridge, ball_minimiser, merge_model
 
 __all__ = ["model_support", "optimistic_quadratic", "support_points", "ball_halfspace_support"]
 
@@ -261,7 +261,7 @@ def optimistic_quadratic(model: QuadraticModel, theta_hat: np.ndarray, beta_sq, 
     ``1/2 (theta - c)^T H_r (theta - c) <= r^2`` with ``r^2 = beta^2 + 1/2 (theta_hat - c)^T H_r (theta_hat - c)``.
     Far from the MLE the logistic loss is not quadratic (its curvature ``g'`` changes by orders of
     magnitude across the set), so this is a poor approximation of Eq. (10); see
-    :func:`optimistic_sqp` for the one the long runs use.
+    :func:`support_points` for the one the long runs use.
 
     Returns
     -------
@@ -346,9 +346,9 @@ def support_points(
             ok |= loss0 + np.sum(grad * step, axis=-1) + 0.5 * np.einsum("ri,rij,rj->r", step, hess, step) <= lvl
         unsure = ~ok & (radius2 > 0)
         if unsure.any():
-            ok |= unsure & (model.half_dist2(_ball_minimiser(model, S)) <= np.where(unsure, radius2, 0.0))
+            ok |= unsure & (model.half_dist2(ball_minimiser(model, S)) <= np.where(unsure, radius2, 0.0))
         if not ok.all():
-            _merge_model(model, fb_rep, ~ok)
+            merge_model(model, fb_rep, ~ok)
             radius2 = np.where(ok, radius2, fb_r2)
         value, theta, hint = model_support(model, radius2, S, x, hint=hint, return_s=True)
         theta = theta[:, 0]

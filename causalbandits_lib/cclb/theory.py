@@ -1,8 +1,9 @@
 """The bounds of Chen, Tian and Quinn (2025) as functions, evaluated numerically.
 
 The supplied text lost the displayed statements; the forms below are **reconstructed** from the
-prose, the proofs' fragments and the cited sources (notes §4-5). Two kinds of statements:
+prose, the proofs' fragments and the cited sources (notes §4-5). Three kinds of quantities:
 
+- the problem constants of Definition 1 (:func:`kappa_feature_space`, reconstructed);
 - explicit ones, exact and testable: Lemma 8 (the dual's telescoping bound), the bound on the
   optimal dual variable (Beck 2017, Thm 8.42), Proposition 3's gap, the radius ``beta_t`` (in
   :mod:`.confidence`);
@@ -14,8 +15,12 @@ prose, the proofs' fragments and the cited sources (notes §4-5). Two kinds of s
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
+
+from .features import FEATURE_MAPS, raw_features
 
 __all__ = [
+    "kappa_feature_space",
     "lp_dual_variable",
     "dual_variable_bound",
     "truncation_for_slater",
@@ -27,6 +32,32 @@ __all__ = [
     "proposition3_gap_bound",
     "proposition4_threshold",
 ]
+
+
+def kappa_feature_space(theta: np.ndarray, feature_map: str = "unit_norm", n_grid: int = 20001) -> dict[str, float]:
+    """Problem constants of Definition 1 on the generator's feature space (reconstructed).
+
+    ``kappa_Z = max_{Z} 1/g'(f(Z)^T theta)`` over binary ``A, W, M`` and ``d`` on a grid of
+    ``[-1, 1]`` (factual and counterfactual features are both in this set), and
+    ``kappa = max over ||theta'|| <= ||theta||, ||x|| <= 1`` of ``1/g'(x^T theta') = 1/g'(S)``.
+
+    Returns
+    -------
+    dict with ``kappa_Z``, ``kappa``, ``logit_min``, ``logit_max``.
+    """
+    theta = np.asarray(theta, dtype=float)
+    d = np.linspace(-1.0, 1.0, int(n_grid))
+    combos = np.array([(a, w, m) for a in (0, 1) for w in (0, 1) for m in (0, 1)], dtype=float)
+    raw = raw_features(combos[:, 0], combos[:, 1], combos[:, 2], np.broadcast_to(d, (8, len(d))))
+    z = np.sum(FEATURE_MAPS[feature_map](raw) * theta, axis=-1)
+    gdot = lambda v: expit(v) * (1 - expit(v))  # noqa: E731
+    s = float(np.linalg.norm(theta))
+    return {
+        "kappa_Z": float(1 / gdot(np.abs(z).max())),
+        "kappa": float(1 / gdot(s)),
+        "logit_min": float(z.min()),
+        "logit_max": float(z.max()),
+    }
 
 
 def lp_dual_variable(reward: np.ndarray, effect: np.ndarray, tau: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,153 @@
+"""The constrained causal logistic bandit as a runner environment, vectorised over runs.
+
+:class:`FairLogisticBandit` follows :class:`causalbandits_lib.core.protocols.Environment`: each
+round it shows every run a :class:`FairContext` (factual and counterfactual features of the
+candidates) and, for the played decisions, returns the Bernoulli outcome with exact per-round
+regrets and violations computed from ``theta*`` (:mod:`.oracle`).
+
+It reads the runs' layout from the streams it is reset with: with ``simulate(...,
+replications=n)`` (:class:`~causalbandits_lib.core.streams.RunStreams`) the runs are
+configurations x replications, every configuration of a replication sees the same contexts and
+reward noise, and ``tau`` may give one threshold per configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.streams import RunStreams
+from .features import raw_features
+from .generator import RoundGenerator, RoundStream
+from .oracle import best_feasible, mixture_lp_value
+
+__all__ = ["FairContext", "FairLogisticBandit"]
+
+
+@dataclass
+class FairContext:
+    """What the learner sees in a round, for every run.
+
+    Attributes
+    ----------
+    x, x_cf : (R, K, n)
+        Factual and counterfactual features ``f(Z)``, ``f(Z^{a'})`` of the candidates.
+    code : (R,) int
+        The observed context ``(a_t, w_t, m_t)`` as ``4 a + 2 w + m`` (0..7).
+    raw : (R, K, n)
+        The raw factual ``Z = (a_t, w_t, m_t, d)``: the candidates differ only in the scalar ``d``,
+        so their raw features lie on a segment (the optimistic step uses this).
+    """
+
+    x: np.ndarray
+    x_cf: np.ndarray
+    code: np.ndarray
+    raw: np.ndarray
+
+
+class FairLogisticBandit:
+    """The constrained causal logistic bandit of the paper as a runner environment, vectorised over runs.
+
+    Each run draws its rounds from its own stream ``contexts`` (rejection sampling of
+    :class:`~.generator.RoundGenerator`) and its rewards from the stream ``rewards``: one uniform per round,
+    ``y = 1{u < r_t(d_t)}``, so two policies with the same seed face the same contexts and the same
+    reward noise (common random numbers).
+
+    Per-round feedback (all exact from ``theta*`` except ``reward``):
+
+    - ``reward``: the Bernoulli outcome;
+    - ``regret``: ``r_t(d*_t) - r_t(d_t)`` against the best feasible decision (Eq. 6);
+    - ``regret_plus``: LP value (Eq. 8) minus ``r_t(d_t)`` (the "stronger" regret, Eq. 9);
+    - ``penalized_regret``: ``r_t(d*_t) - r_t(d_t) 1{|Delta_t(d_t)| <= tau}`` (§4);
+    - ``violation``: ``|Delta_t(d_t)| - tau`` (signed; Eq. 7 sums it);
+    - ``violation_pos``: its positive part;
+    - ``unconstrained_regret``: ``max_d r_t(d) - r_t(d_t)``.
+
+    Parameters
+    ----------
+    generator : RoundGenerator
+    tau : float or list of float, optional
+        Threshold of the evaluation (default: the generator's); a list gives one per configuration
+        of the configurations x replications layout of the streams
+        (:meth:`~causalbandits_lib.core.streams.RunStreams.per_config`). Figure 5 varies it with the
+        generator fixed (our choice: common contexts for every tau).
+    chunk : int
+        Rounds generated per refill (results do not depend on it).
+    """
+
+    def __init__(self, generator: RoundGenerator | None = None, tau=None, chunk: int = 256):
+        self.generator = generator if generator is not None else RoundGenerator()
+        self.tau = self.generator.tau if tau is None else tau
+        if np.any(np.asarray(self.tau, dtype=float) < 0):
+            raise ValueError(f"tau={tau} must be non-negative")
+        if chunk < 1:
+            raise ValueError(f"chunk={chunk} must be a positive integer")
+        self.chunk = int(chunk)
+        self.n_features = self.generator.n_features
+        self.n_candidates = int(self.generator.n_candidates)
+
+    def reset(self, streams: RunStreams) -> None:
+        # contexts are generated once per replication (rejection sampling is the costly part) and
+        # spread over its configurations; the reward noise is drawn per run from the same streams
+        self._inverse = streams.inverse
+        self._streams = [RoundStream(self.generator, g) for g in streams.replicas().generators("contexts")]
+        self._reward_noise = streams.per_round("rewards", (), "uniform")
+        self._taus = streams.per_config(self.tau, "tau")
+        self._rows = np.arange(streams.n_runs)
+        self._start = None
+        self._buf = None
+
+    def _refill(self, start: int) -> None:
+        parts = [s.take(self.chunk) for s in self._streams]
+        inv = self._inverse
+        r = np.stack([p.reward for p in parts])[inv]
+        e = np.stack([p.effect for p in parts])[inv]
+        tau = self._taus[:, None, None]
+        best = best_feasible(r, e, tau)
+        if not np.all(np.isfinite(best["value"])):
+            raise ValueError(
+                f"a round has no decision with |Delta| <= tau={self.tau}; lower slater_margin or raise tau"
+            )
+        self._buf = {
+            "x": np.stack([p.x for p in parts])[inv],
+            "x_cf": np.stack([p.x_cf for p in parts])[inv],
+            "reward": r,
+            "size": np.abs(e),
+            "best": best["value"],
+            "lp": mixture_lp_value(r, e, tau),
+            "unconstrained": r.max(axis=-1),
+            "code": np.stack([4 * p.a + 2 * p.w + p.m for p in parts]).astype(np.int64)[inv],
+            "raw": np.stack([raw_features(p.a, p.w, p.m, p.d) for p in parts])[inv],
+        }
+        self._start = start
+
+    def observe(self, t: int) -> FairContext:
+        if self._start is None or t >= self._start + self.chunk:
+            if self._start is not None and t != self._start + self.chunk:
+                raise ValueError(f"rounds must be observed in order; got t={t} after a chunk starting at {self._start}")
+            self._refill(t if self._start is None else self._start + self.chunk)
+        i = t - self._start
+        self._i = i
+        b = self._buf
+        return FairContext(b["x"][:, i], b["x_cf"][:, i], b["code"][:, i], b["raw"][:, i])
+
+    def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
+        i, rows, b = self._i, self._rows, self._buf
+        actions = np.asarray(actions, dtype=np.int64)
+        r = b["reward"][rows, i, actions]
+        size = b["size"][rows, i, actions]
+        violation = size - self._taus
+        feasible = size <= self._taus
+        u = self._reward_noise.at(t)
+        return {
+            "action": actions.astype(float),
+            "reward": (u < r).astype(float),
+            "expected_reward": r,
+            "regret": b["best"][:, i] - r,
+            "regret_plus": b["lp"][:, i] - r,
+            "penalized_regret": b["best"][:, i] - np.where(feasible, r, 0.0),
+            "violation": violation,
+            "violation_pos": np.maximum(violation, 0.0),
+            "unconstrained_regret": b["unconstrained"][:, i] - r,
+        }

@@ -1,0 +1,123 @@
+"""The experiments: batched configurations, the recorder of played rounds, coverage, the slices of
+the confidence sets and the measurements the claims use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.cclb import experiments as E
+from causalbandits_lib.cclb.algorithms import CCLB, OFULogPlus
+from causalbandits_lib.cclb.environment import FairLogisticBandit
+from causalbandits_lib.cclb.model import THETA_STAR
+from causalbandits_lib.core import checks
+from causalbandits_lib.core.runner import simulate
+
+from .support import GEN, played_data
+
+
+def test_theta_star_in_confidence_set_at_the_stated_rate():
+    alpha = 0.05
+    X, y = played_data(300, seed=11, n_runs=6)
+    gaps = E.coverage_gaps(X, y, THETA_STAR, [20, 80, 300], 5.0, alpha)
+    covered = np.all(gaps <= 1.0, axis=1)
+    assert covered.mean() >= 1 - alpha
+
+
+def test_played_rounds_keep_the_run_and_do_not_change_it():
+    T, seen = 40, []
+
+    def probe(t, ctx, X, y, pol):
+        seen.append((t, X.shape, y.shape))
+        X[:] = np.nan  # a view: the recorder's arrays are what the probe sees
+        return t
+
+    recorder = E.PlayedRounds([0, 25], probe)
+    metrics = ("action", "reward")
+    res = simulate(FairLogisticBandit(GEN), OFULogPlus(), T, 1, n_runs=2, metrics=metrics, recorders=[recorder])
+    kept = res.recorded["played"]
+    plain = simulate(FairLogisticBandit(GEN), OFULogPlus(), T, 1, n_runs=2, metrics=metrics)
+    np.testing.assert_array_equal(kept.actions, plain["action"])
+    np.testing.assert_array_equal(kept.y, plain["reward"])
+    assert kept.probes == [0, 25] and seen == [(0, (2, 4, 0), (2, 0)), (25, (2, 4, 25), (2, 25))]
+    assert np.isnan(kept.X[:, :, :25]).all() and np.isfinite(kept.X[:, :, 25:]).all()
+    np.testing.assert_allclose(np.linalg.norm(kept.X[:, :, 25:], axis=1), 1.0)  # unit-norm played features
+
+
+def test_batched_configurations_equal_separate_runs():
+    T, reps = 80, 2
+    configs = E.paper_configs(T, 0.2, 2 / 0.15, 0.14, eps_values=[0.07], tau_values=[0.3])
+    batch = E.run_configs(GEN, configs, T, 1, reps)
+    for c in configs:
+        alone = simulate(
+            FairLogisticBandit(GEN, tau=c.tau),
+            CCLB(T, tau=c.tau, rho=c.rho, eps=c.eps),
+            T,
+            1,
+            n_runs=reps,
+            metrics=("action", "violation"),
+        )
+        np.testing.assert_array_equal(batch[c.key]["action"], alone["action"])
+        np.testing.assert_array_equal(batch[c.key]["violation"], alone["violation"])
+
+
+def test_glm_ucb_runs_on_the_replications_of_the_family():
+    T, reps = 60, 2
+    glm = E.run_glm_ucb(GEN, T, 2, reps, 0.2)
+    family = E.run_configs(GEN, E.paper_configs(T, 0.2, 2 / 0.15, 0.14), T, 2, reps)
+    assert glm["regret"].shape == (reps, T)
+    # unconstrained_regret - regret = max_d r_t(d) - r_t(d*_t) depends on the round's context only
+    context_gap = lambda r: r["unconstrained_regret"] - r["regret"]  # noqa: E731
+    for key in ("ofulog_plus", "eps_cclb"):
+        np.testing.assert_allclose(context_gap(glm), context_gap(family[key]), rtol=0, atol=1e-12)
+    assert not np.allclose(context_gap(glm)[0], context_gap(glm)[1])
+
+
+def test_horizon_free_policies_have_prefix_runs():
+    assert E.prefix_equals_independent(GEN, 60, 120, 0, 2)
+
+
+def test_final_values_and_positive_part_of_sum():
+    res = simulate(FairLogisticBandit(GEN), OFULogPlus(), 50, 0, n_runs=2, metrics=E.PER_ROUND_METRICS)
+    fv = E.final_values(res)
+    np.testing.assert_allclose(fv["regret"], res["regret"].sum(axis=1))
+    np.testing.assert_allclose(fv["violation_positive_part_of_sum"], np.maximum(res["violation"].sum(axis=1), 0))
+    at = E.final_values(res, [10, 50])
+    np.testing.assert_allclose(at["regret"][:, 1], fv["regret"])
+    np.testing.assert_array_equal(E.positive_part_of_sum([[1.0, -3.0, 1.0]]), [[1.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="horizons must lie in"):
+        E.final_values(res, [0])
+
+
+def test_second_half_slope():
+    t = np.arange(1, 101, dtype=float)
+    assert E.second_half_slope(np.stack([t, 2 * t])) == pytest.approx(np.log2(100 / 50))
+    assert E.second_half_slope(np.sqrt(t)[None]) == pytest.approx(0.5)
+    assert E.second_half_slope(np.zeros((2, 100))) == 0.0
+    assert E.second_half_slope(np.where(t > 60, 1.0, 0.0)[None]) == float("inf")
+
+
+def test_confidence_set_slices_contain_theta_star_and_the_mle(played):
+    X, y = played
+    slices = E.confidence_set_slices(X[0], y[0], THETA_STAR, [40, 400], 5.0, 0.05, n_grid=41)
+    u = slices["u"]
+    assert list(slices["levels"]) == [40, 400] and slices["ball"].shape == (41, 41)
+    centre = np.argmin(np.abs(u))
+    for level in slices["levels"].values():
+        assert level[centre, centre] <= 0  # the MLE of all the data lies in every set here
+        assert (level <= 0).mean() < 1  # and the sets do not fill the slice
+    assert (slices["levels"][400] <= 0).sum() < (slices["levels"][40] <= 0).sum()  # the set shrinks
+    # theta* is the point (star) of the slice, at the distance ||theta* - theta_hat_T||
+    assert slices["star"][1] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_paired_order_uses_paired_differences():
+    """The ordering check of notebook ``cclb/04``'s claims (``core.checks.check_paired_order``)."""
+    base = np.array([0.0, 10.0, -5.0, 3.0])
+    order = checks.check_paired_order
+    assert order({"a": base, "b": base + 1.0}, ["a", "b"]).verdict == "reproduced"  # constant shift: se 0
+    assert order({"a": base + 1.0, "b": base}, ["a", "b"]).verdict == "not reproduced"
+    noisy = base + np.array([1.0, -1.0, 1.5, -1.4])
+    assert order({"a": base, "b": noisy}, ["a", "b"]).verdict == "partly"  # within noise
+    three = order({"a": base, "b": base + 1, "c": base}, ["a", "b", "c"])
+    assert three.verdict == "partly"
