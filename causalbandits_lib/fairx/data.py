@@ -159,7 +159,9 @@ def mediamill_like(
         "name": "mediamill-like",
         "stand_in": True,
         "reason": "mediamill is not obtainable offline",
-        "description": f"synthetic, mediamill's shape ({n_examples} x {n_features}, {n_labels} labels, heavy-tailed frequencies)",
+        "description": (
+            f"synthetic, mediamill's shape ({n_examples} x {n_features}, {n_labels} labels, heavy-tailed frequencies)"
+        ),
         "generator_seed": seed,
         "files": {},
     }

@@ -1,29 +1,61 @@
-"""The paper's experimental protocol (§5.1, App. B.1) as reusable pieces for the notebooks.
+"""The FairX experiments: simulations that keep running regret sums, the paper's protocol
+(§5.1, App. B.1) and what the notebooks record.
+
+Simulating (every simulation goes through :func:`causalbandits_lib.core.runner.simulate`):
+
+- :func:`simulate_fairness`: the simulation of every notebook, for horizons up to 2,000,000 rounds
+  (Figure 1). The recorders of :func:`fairness_recorders` keep running sums of the per-round
+  fairness and reward regrets (:class:`~.merit.RegretMeter`) at checkpoints and of the deployed
+  policy at chosen rounds (the average exposure), as a :class:`FairnessRun`;
+- :func:`regrets_from_simulation`: the per-round path, ``simulate(..., metrics=("policy",
+  "arm_means"))`` turned into per-round regrets (memory grows with ``T·K``: short horizons and the
+  tests, which check that the running sums equal its cumulative sums bit for bit);
+- :func:`second_half_slope`: the log-log slope of a cumulative regret over ``[T/2, T]``.
+
+The protocol:
 
 - :data:`MAB_GRIDS`, :data:`LINEAR_GRIDS`, :data:`YAHOO_MAB_GRIDS`, :data:`YAHOO_LINEAR_GRIDS`:
   the hyper-parameter grids of App. B.1 (the corrupted yeast/mediamill paragraph read as in the
   notes §8 A1);
 - :data:`MAB_ALGORITHMS`, :data:`LINEAR_ALGORITHMS`: constructors by name;
-- :func:`tune_and_test`: for every algorithm, grid search on the validation environment (all
-  grid points and all ``c`` in one vectorised simulation), then the chosen hyper-parameters (one
-  per ``c``) on the test environment for ``n_runs`` runs;
-- :func:`record_results` and :func:`plot_regrets`: metrics, curves and figures in the book's form.
+- :func:`grid_search`: all grid points and all ``c`` in one vectorised simulation, scored by the
+  validation fairness regret;
+- :func:`split_environments`: the validation and test environments of a multi-label data set;
+- :func:`tune_and_test`: for every algorithm, grid search on the validation environment, then the
+  chosen hyper-parameters (one per ``c``) on the test environment for ``n_runs`` runs;
+- :func:`regret_records`: the metrics and curves a notebook records for them (it returns them; the
+  notebook records them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from . import linear, mab
+from ..core.curves import curve_points, loglog_slope, summarise_checkpoints
+from ..core.recorders import RunningSums
+from ..core.runner import SimulationResult, simulate
+from . import algorithms
 from .data import MultiLabelData
-from .environments import ContextTableBandit, MultiLabelBandit, least_squares_parameter, random_fourier_contexts
-from .evaluation import FairnessRun, GridResult, curve_summary, grid_search, run_fairness
-from .merit import ExpMerit
+from .merit import ExpMerit, RegretMeter
+from .model import ContextTableBandit, MultiLabelBandit, least_squares_parameter, random_fourier_contexts
 
 __all__ = [
+    "REGRETS",
+    "EXPOSURE",
+    "FairnessRun",
+    "checkpoints_for",
+    "regret_values",
+    "deployed_policy",
+    "fairness_recorders",
+    "simulate_fairness",
+    "regrets_from_simulation",
+    "second_half_slope",
+    "GridResult",
+    "grid_search",
     "W0_GRID",
     "MAB_GRIDS",
     "LINEAR_GRIDS",
@@ -35,9 +67,291 @@ __all__ = [
     "Tuned",
     "split_environments",
     "tune_and_test",
-    "record_results",
-    "plot_regrets",
+    "RegretRecords",
+    "regret_records",
 ]
+
+#: Name of the recorder of the running regret sums.
+REGRETS = "regrets"
+#: Name of the recorder of the running sums of the deployed policy.
+EXPOSURE = "exposure"
+
+
+@dataclass
+class FairnessRun:
+    """Cumulative regrets at checkpoints, one row per run and configuration.
+
+    Attributes
+    ----------
+    t : ndarray, shape (P,)
+        Checkpoint rounds (1-based).
+    fairness, reward : ndarray, shape (R, G, P)
+        Cumulative fairness regret ``FR_t`` and reward regret ``RR_t`` at those rounds.
+    exposure : dict of int to ndarray (R, G, K)
+        Average exposure ``(1/t) Σ_{s<=t} π_s`` at the requested rounds.
+    rounds : ndarray (R, G, P) or None
+        For replay evaluation: accepted events (the rounds that count) up to each checkpoint; the
+        checkpoints ``t`` then count logged events.
+    """
+
+    t: np.ndarray
+    fairness: np.ndarray
+    reward: np.ndarray
+    exposure: dict[int, np.ndarray]
+    runs: np.ndarray
+    seed: int
+    T: int
+    seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+    rounds: np.ndarray | None = None
+
+    def final(self, which: str = "fairness") -> np.ndarray:
+        """Regret at the horizon, shape (R, G)."""
+        return getattr(self, which)[..., -1]
+
+    def config(self, g: int) -> "FairnessRun":
+        """The runs of configuration ``g`` only (G = 1)."""
+        sl = slice(g, g + 1)
+        rounds = None if self.rounds is None else self.rounds[:, sl]
+        return FairnessRun(
+            self.t,
+            self.fairness[:, sl],
+            self.reward[:, sl],
+            {k: v[:, sl] for k, v in self.exposure.items()},
+            self.runs,
+            self.seed,
+            self.T,
+            self.seconds,
+            dict(self.info),
+            rounds,
+        )
+
+    @classmethod
+    def from_simulation(cls, result: SimulationResult) -> "FairnessRun":
+        """Assemble the run from the recorders of :func:`fairness_recorders` (``regrets`` and,
+        when exposures were asked for, ``exposure``)."""
+        sums = result.recorded[REGRETS]
+        exposure = {}
+        if EXPOSURE in result.recorded:
+            expo = result.recorded[EXPOSURE]
+            exposure = {int(t): expo.sums["exposure"][..., j] / t for j, t in enumerate(expo.t)}
+        return cls(
+            sums.t,
+            sums["fairness"],
+            sums["reward"],
+            exposure,
+            result.runs,
+            result.seed,
+            result.T,
+            result.seconds,
+            rounds=sums.sums.get("rounds"),
+        )
+
+    def slope(self, g: int = 0, which: str = "fairness") -> float:
+        """Log-log slope of the mean (over runs) cumulative regret over the second half."""
+        return second_half_slope(self.t, getattr(self, which)[:, g].mean(axis=0))
+
+
+def checkpoints_for(T: int, n_points: int = 200, second_half: int = 25) -> np.ndarray:
+    """Log-spaced rounds (``curve_points``) plus ``second_half`` evenly spaced rounds in
+    ``[T/2, T]`` (where the slopes are fitted)."""
+    pts = np.union1d(curve_points(T, n_points), np.linspace(T / 2, T, second_half).round().astype(np.int64))
+    return pts[(pts >= 1) & (pts <= T)]
+
+
+def regret_values(merit) -> Callable[..., dict[str, np.ndarray]]:
+    """The per-round values of a :class:`~causalbandits_lib.core.recorders.RunningSums` that
+    accumulates the regrets: ``fairness`` and ``reward`` (each (R, G)) of the policy the learner
+    deployed (``policy.policy``) against the round's exact ``arm_means``
+    (:class:`~.merit.RegretMeter`, one per simulation). In replay (the feedback has ``accepted``)
+    rejected events are not rounds: both regrets are multiplied by ``accepted``, and ``rounds``
+    counts the accepted events."""
+    meter = RegretMeter(merit)
+
+    def values(t, context, actions, feedback, policy) -> dict[str, np.ndarray]:
+        fr, rr = meter.step(policy.policy, feedback["arm_means"])
+        accepted = feedback.get("accepted")
+        if accepted is None:
+            return {"fairness": fr, "reward": rr}
+        return {"fairness": fr * accepted, "reward": rr * accepted, "rounds": accepted}
+
+    return values
+
+
+def deployed_policy(t, context, actions, feedback, policy) -> dict[str, np.ndarray]:
+    """The per-round value whose running sum is the exposure: the deployed policy (R, G, K)."""
+    return {"exposure": policy.policy}
+
+
+def fairness_recorders(
+    merit, T: int, checkpoints: Sequence[int] | None = None, exposure_at: Sequence[int] = ()
+) -> list[RunningSums]:
+    """The recorders of a FairX simulation: running regret sums at ``checkpoints`` (default
+    :func:`checkpoints_for`) named ``regrets``, and, when ``exposure_at`` names rounds, running
+    sums of the deployed policy at those rounds named ``exposure``.
+
+    Raises
+    ------
+    ValueError
+        If ``exposure_at`` names a round outside ``1..T``.
+    """
+    pts = checkpoints_for(int(T)) if checkpoints is None else checkpoints
+    recorders = [RunningSums(regret_values(merit), pts, name=REGRETS)]
+    expo_pts = sorted({int(e) for e in exposure_at})
+    if expo_pts:
+        if expo_pts[0] < 1 or expo_pts[-1] > T:
+            raise ValueError(f"exposure_at={list(exposure_at)} must lie in 1..T={T}")
+        recorders.append(RunningSums(deployed_policy, expo_pts, name=EXPOSURE))
+    return recorders
+
+
+def simulate_fairness(
+    env,
+    policy,
+    merit,
+    T: int,
+    seed: int,
+    n_runs: int | None = None,
+    runs: Sequence[int] | None = None,
+    checkpoints: Sequence[int] | None = None,
+    exposure_at: Sequence[int] = (),
+) -> FairnessRun:
+    """Step ``policy`` against ``env`` for ``T`` rounds with
+    :func:`~causalbandits_lib.core.runner.simulate`, keeping only the running sums of
+    :func:`fairness_recorders` (memory does not grow with ``T``: Figure 1 runs 2,000,000 rounds).
+
+    The cumulative regrets equal, bit for bit, the cumulative sums of the per-round regrets of the
+    protocol path (:func:`regrets_from_simulation`; tested).
+
+    Parameters
+    ----------
+    env, policy
+        Protocol objects (reset by the runner). The environment's feedback must contain
+        ``arm_means`` (R, K); the policy must expose ``policy`` (R, G, K) after ``select``.
+    merit : merit function defining π* (one ``c`` per configuration).
+    T, seed, n_runs, runs
+        As in :func:`~causalbandits_lib.core.runner.simulate`.
+    checkpoints : sequence of int, optional
+        1-based rounds at which cumulative regrets are kept (default :func:`checkpoints_for`).
+    exposure_at : sequence of int
+        Rounds at which the average exposure per arm is kept (Figure 1).
+    """
+    T = int(T)
+    if T < 1:
+        raise ValueError(f"T={T} must be at least 1")
+    recorders = fairness_recorders(merit, T, checkpoints, exposure_at)
+    result = simulate(env, policy, T, seed, n_runs=n_runs, runs=runs, metrics=(), recorders=recorders)
+    return FairnessRun.from_simulation(result)
+
+
+def regrets_from_simulation(result: SimulationResult, merit) -> tuple[np.ndarray, np.ndarray]:
+    """Per-round fairness and reward regret from a protocol-path simulation.
+
+    Parameters
+    ----------
+    result : SimulationResult
+        From ``simulate(env, policy, T, seed, ..., metrics=("policy", "arm_means"))``.
+    merit : merit function
+
+    Returns
+    -------
+    fr, rr : ndarray, shape (R, G, T)
+    """
+    for name in ("policy", "arm_means"):
+        if name not in result.metrics:
+            raise KeyError(f"the simulation did not keep {name!r}; pass metrics=('policy', 'arm_means') to simulate")
+    pol, means = result["policy"], result["arm_means"]
+    meter = RegretMeter(merit)
+    R, T, G = pol.shape[:3]
+    fr = np.empty((R, G, T))
+    rr = np.empty((R, G, T))
+    accepted = result.metrics.get("accepted")
+    for t in range(T):
+        f, r = meter.step(np.ascontiguousarray(pol[:, t]), np.ascontiguousarray(means[:, t]))
+        if accepted is not None:
+            f, r = f * accepted[:, t], r * accepted[:, t]
+        fr[:, :, t], rr[:, :, t] = f, r
+    return fr, rr
+
+
+def second_half_slope(t: np.ndarray, cumulative_mean: np.ndarray) -> float:
+    """Least-squares slope of ``log FR_t`` against ``log t`` over ``t ∈ [T/2, T]`` (0.5 for a
+    ``√T`` rate, 1 for linear regret)."""
+    t = np.asarray(t, dtype=float)
+    return loglog_slope(t, cumulative_mean, t_min=t[-1] / 2)[0]
+
+
+@dataclass
+class GridResult:
+    """Outcome of a grid search: validation fairness regret of every grid point for every ``c``.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Hyper-parameter names.
+    points : list of tuple
+        Grid points (values in the order of ``names``).
+    c : ndarray, shape (C,)
+    fairness : ndarray, shape (C, P)
+        Mean (over runs) validation fairness regret at the tuning horizon.
+    best : list of dict
+        For each ``c``, the grid point with the smallest validation fairness regret.
+    """
+
+    names: tuple[str, ...]
+    points: list[tuple]
+    c: np.ndarray
+    fairness: np.ndarray
+    best: list[dict[str, float]]
+    seconds: float = 0.0
+
+    def best_arrays(self) -> dict[str, np.ndarray]:
+        """The chosen values as per-``c`` arrays, ready to build the test-split policy."""
+        return {n: np.array([b[n] for b in self.best]) for n in self.names}
+
+
+def grid_search(
+    make_policy: Callable[..., Any],
+    grid: Mapping[str, Sequence[float]],
+    c_values: Sequence[float],
+    make_merit: Callable[[np.ndarray], Any],
+    env,
+    T: int,
+    n_runs: int,
+    seed: int,
+) -> GridResult:
+    """Tune hyper-parameters by the validation fairness regret (§5.1: "grid search to minimise
+    fairness regret on the validation set"), all grid points and all ``c`` in one simulation.
+
+    Parameters
+    ----------
+    make_policy : callable
+        ``make_policy(merit, **{name: array (G,)})`` builds a policy with one configuration per
+        (``c``, grid point).
+    grid : mapping of name to list of values
+        The paper's grid (App. B.1); every combination is tried.
+    c_values : sequence of float
+        Merit steepnesses to tune for.
+    make_merit : callable
+        ``make_merit(c_array)`` → merit function.
+    env
+        The validation-split environment.
+    T, n_runs, seed
+        Tuning horizon, runs and seed (the paper states none of them; the notebooks state ours).
+    """
+    names = tuple(grid)
+    if not names:
+        raise ValueError("grid must name at least one hyper-parameter")
+    points = list(itertools.product(*(list(grid[n]) for n in names)))
+    c_values = np.asarray(c_values, dtype=float)
+    cc = np.repeat(c_values, len(points))
+    arrays = {n: np.tile(np.array([p[i] for p in points], dtype=float), len(c_values)) for i, n in enumerate(names)}
+    merit = make_merit(cc)
+    run = simulate_fairness(env, make_policy(merit, **arrays), merit, T, seed, n_runs=n_runs, checkpoints=[T])
+    fairness = run.final("fairness").mean(axis=0).reshape(len(c_values), len(points))
+    best = [dict(zip(names, points[int(np.argmin(row))])) for row in fairness]
+    return GridResult(names, points, c_values, fairness, best, run.seconds)
+
 
 W0_GRID = [1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 1e-1]
 _SD6 = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]
@@ -87,30 +401,32 @@ class Algorithm:
 
 
 MAB_ALGORITHMS = {
-    "FairX-UCB": Algorithm("FairX-UCB", lambda merit, K, d, w0: mab.FairXUCB(merit, w0, K), True),
+    "FairX-UCB": Algorithm("FairX-UCB", lambda merit, K, d, w0: algorithms.FairXUCB(merit, w0, K), True),
     "FairX-TS": Algorithm(
-        "FairX-TS", lambda merit, K, d, prior_sd, reward_sd: mab.FairXTS(merit, prior_sd, reward_sd, K), True
+        "FairX-TS", lambda merit, K, d, prior_sd, reward_sd: algorithms.FairXTS(merit, prior_sd, reward_sd, K), True
     ),
-    "FairX-EG": Algorithm("FairX-EG", lambda merit, K, d, epsilon: mab.FairXEG(merit, epsilon, K), True),
-    "UCB": Algorithm("UCB", lambda merit, K, d, w0: mab.UCB(w0, K), False),
-    "TS": Algorithm("TS", lambda merit, K, d, prior_sd, reward_sd: mab.ThompsonSampling(prior_sd, reward_sd, K), False),
-    "EG": Algorithm("EG", lambda merit, K, d, epsilon: mab.EpsilonGreedy(epsilon, K), False),
+    "FairX-EG": Algorithm("FairX-EG", lambda merit, K, d, epsilon: algorithms.FairXEG(merit, epsilon, K), True),
+    "UCB": Algorithm("UCB", lambda merit, K, d, w0: algorithms.UCB(w0, K), False),
+    "TS": Algorithm(
+        "TS", lambda merit, K, d, prior_sd, reward_sd: algorithms.ThompsonSampling(prior_sd, reward_sd, K), False
+    ),
+    "EG": Algorithm("EG", lambda merit, K, d, epsilon: algorithms.EpsilonGreedy(epsilon, K), False),
 }
 LINEAR_ALGORITHMS = {
     "FairX-LinUCB": Algorithm(
-        "FairX-LinUCB", lambda merit, K, d, beta, ridge: linear.FairXLinUCB(merit, beta, ridge, d, K), True
+        "FairX-LinUCB", lambda merit, K, d, beta, ridge: algorithms.FairXLinUCB(merit, beta, ridge, d, K), True
     ),
     "FairX-LinTS": Algorithm(
         "FairX-LinTS",
-        lambda merit, K, d, prior_sd, reward_sd: linear.FairXLinTS(merit, prior_sd, reward_sd, d, K),
+        lambda merit, K, d, prior_sd, reward_sd: algorithms.FairXLinTS(merit, prior_sd, reward_sd, d, K),
         True,
     ),
     "FairX-LinEG": Algorithm(
-        "FairX-LinEG", lambda merit, K, d, epsilon, ridge: linear.FairXLinEG(merit, epsilon, ridge, d, K), True
+        "FairX-LinEG", lambda merit, K, d, epsilon, ridge: algorithms.FairXLinEG(merit, epsilon, ridge, d, K), True
     ),
-    "LinUCB": Algorithm("LinUCB", lambda merit, K, d, beta, ridge: linear.LinUCB(beta, ridge, d, K), False),
+    "LinUCB": Algorithm("LinUCB", lambda merit, K, d, beta, ridge: algorithms.LinUCB(beta, ridge, d, K), False),
     "LinTS": Algorithm(
-        "LinTS", lambda merit, K, d, prior_sd, reward_sd: linear.LinTS(prior_sd, reward_sd, d, K), False
+        "LinTS", lambda merit, K, d, prior_sd, reward_sd: algorithms.LinTS(prior_sd, reward_sd, d, K), False
     ),
 }
 
@@ -258,20 +574,40 @@ def _tune_and_test_one(
         result = grid_search(make, grid, c_values, ExpMerit, validation_env, T_tune, n_tune_runs, seed)
         chosen = result.best_arrays()
     merit = ExpMerit(c_values)
-    test = run_fairness(test_env, make(merit, **chosen), merit, T, seed + 1, n_runs=n_runs, exposure_at=exposure_at)
+    test = simulate_fairness(
+        test_env, make(merit, **chosen), merit, T, seed + 1, n_runs=n_runs, exposure_at=exposure_at
+    )
     return Tuned(name, c_values, result, chosen, test)
 
 
-def record_results(
-    nb, results: Mapping[str, Tuned], prefix: str, c_index: int | None = None, slopes: bool = True
-) -> dict[str, dict[str, float]]:
-    """Record ``<prefix>final_fairness_regret.<alg>``, ``<prefix>final_reward_regret.<alg>`` and
-    ``<prefix>fairness_regret_slope.<alg>`` (mean over runs; slope over the second half) and the
-    two curves, for configuration ``c_index`` (or for every ``c`` with a ``.c_<c>`` suffix).
+@dataclass
+class RegretRecords:
+    """What a notebook records for a set of tuned algorithms (see :func:`regret_records`).
 
-    Returns the same numbers as a dict ``{alg: {"fr": ..., "rr": ..., "slope": ...}}`` (for the
-    configuration ``c_index``, or the last one).
+    Attributes
+    ----------
+    metrics : dict of name to float
+        In recording order.
+    curves : dict of name to record curve
+        :func:`~causalbandits_lib.core.curves.summarise_checkpoints` of the cumulative regrets.
+    table : dict of algorithm to ``{"fr", "rr", "slope"}``
+        The numbers of configuration ``c_index`` (or of the last one) for printing and claims.
     """
+
+    metrics: dict[str, float]
+    curves: dict[str, dict[str, Any]]
+    table: dict[str, dict[str, float]]
+
+
+def regret_records(
+    results: Mapping[str, Tuned], prefix: str, c_index: int | None = None, slopes: bool = True
+) -> RegretRecords:
+    """The metrics ``<prefix>final_fairness_regret.<alg>``, ``<prefix>final_reward_regret.<alg>``
+    and ``<prefix>fairness_regret_slope.<alg>`` (mean over runs; slope over the second half) and
+    the two curves, for configuration ``c_index`` (or for every ``c`` with a ``.c_<c>`` suffix).
+    The notebook records them."""
+    metrics: dict[str, float] = {}
+    curves: dict[str, dict[str, Any]] = {}
     table = {}
     for name, res in results.items():
         gs = range(len(res.c_values)) if c_index is None else [c_index]
@@ -280,44 +616,11 @@ def record_results(
             run = res.test.config(g)
             fr, rr = float(run.final().mean()), float(run.final("reward").mean())
             slope = run.slope() if slopes else float("nan")
-            nb.metric(f"{prefix}final_fairness_regret.{name}{suffix}", fr)
-            nb.metric(f"{prefix}final_reward_regret.{name}{suffix}", rr)
+            metrics[f"{prefix}final_fairness_regret.{name}{suffix}"] = fr
+            metrics[f"{prefix}final_reward_regret.{name}{suffix}"] = rr
             if slopes:
-                nb.metric(f"{prefix}fairness_regret_slope.{name}{suffix}", slope)
-            nb.curves[f"{prefix}fairness_regret.{name}{suffix}"] = curve_summary(run.t, run.fairness[:, 0])
-            nb.curves[f"{prefix}reward_regret.{name}{suffix}"] = curve_summary(run.t, run.reward[:, 0])
+                metrics[f"{prefix}fairness_regret_slope.{name}{suffix}"] = slope
+            curves[f"{prefix}fairness_regret.{name}{suffix}"] = summarise_checkpoints(run.t, run.fairness[:, 0])
+            curves[f"{prefix}reward_regret.{name}{suffix}"] = summarise_checkpoints(run.t, run.reward[:, 0])
             table[name] = {"fr": fr, "rr": rr, "slope": slope}
-    return table
-
-
-def plot_regrets(axes, results: Mapping[str, Tuned], g: int = 0, x: str = "rounds", reward_for: str = "fair"):
-    """Fairness regret (left, log-log) and reward regret (right) against rounds: mean over runs
-    with a 5-95% band, for configuration ``g``. Reward regret is drawn for the FairX algorithms
-    (``reward_for="fair"``, as in the paper's figures) or for all."""
-    ax_fr, ax_rr = axes
-    for name, res in results.items():
-        run = res.test.config(g)
-        t = run.t if x == "rounds" else run.rounds[:, 0].mean(axis=0)
-        fr, rr = run.fairness[:, 0], run.reward[:, 0]
-        style = "-" if res.test.info.get("fair", name.startswith("FairX")) else "--"
-        (line,) = ax_fr.plot(t, fr.mean(axis=0), style, label=name)
-        if fr.shape[0] > 1:
-            ax_fr.fill_between(
-                t, *np.quantile(fr, [0.05, 0.95], axis=0), color=line.get_color(), alpha=0.2, linewidth=0
-            )
-        if reward_for == "all" or name.startswith("FairX"):
-            ax_rr.plot(t, rr.mean(axis=0), style, color=line.get_color(), label=name)
-            if rr.shape[0] > 1:
-                ax_rr.fill_between(
-                    t, *np.quantile(rr, [0.05, 0.95], axis=0), color=line.get_color(), alpha=0.2, linewidth=0
-                )
-    ax_fr.set_xscale("log")
-    ax_fr.set_yscale("log")
-    ax_fr.set_xlabel("round t" if x == "rounds" else "accepted rounds t")
-    ax_fr.set_ylabel("cumulative fairness regret FR_t")
-    ax_rr.set_xscale("log")
-    ax_rr.set_xlabel(ax_fr.get_xlabel())
-    ax_rr.set_ylabel("cumulative reward regret RR_t")
-    ax_rr.axhline(0.0, color="k", lw=0.5)
-    ax_fr.legend(fontsize=7)
-    ax_rr.legend(fontsize=7)
+    return RegretRecords(metrics, curves, table)

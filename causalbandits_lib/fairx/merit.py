@@ -6,7 +6,9 @@ Wang, Bai, Sun and Joachims (ICML 2021), §3.1 and §4.1:
 - the optimal fair policy gives every arm exposure proportional to its merit, Eq. (E2) of the
   notes (Theorem 3.1.1): ``π*(a) = f(μ*_a) / Σ_a' f(μ*_a')``;
 - fairness regret (Eq. 2 / 6) is the cumulative ℓ1 distance ``Σ_t Σ_a |π*_t(a) − π_t(a)|``;
-- reward regret (Eq. 1 / 5) is ``Σ_t Σ_a (π*_t(a) − π_t(a)) μ*_{t,a}`` (it can be negative).
+- reward regret (Eq. 1 / 5) is ``Σ_t Σ_a (π*_t(a) − π_t(a)) μ*_{t,a}`` (it can be negative);
+- :class:`RegretMeter` computes both per round for a deployed policy against the round's exact
+  arm means (what the simulations accumulate).
 
 Every function here is vectorised: the arm axis is the last one, and any leading axes (runs,
 configurations) broadcast. A merit function may carry one parameter per *configuration* (for
@@ -28,6 +30,7 @@ __all__ = [
     "reward_regret_per_round",
     "sample_from_policy",
     "softmax_and_sample",
+    "RegretMeter",
 ]
 
 
@@ -61,6 +64,12 @@ class ExpMerit:
     @property
     def n_configs(self) -> int:
         return int(self.c.size) if self.c.ndim else 1
+
+    @property
+    def c_column(self) -> np.ndarray:
+        """``c`` with a trailing axis, shape ``(G, 1)`` (or ``(1,)``), broadcasting over the arm axis:
+        the scale of the softmax fast paths (``y = c_column · μ``)."""
+        return self._c
 
     def __call__(self, mu: np.ndarray) -> np.ndarray:
         return np.exp(self._c * mu)
@@ -251,3 +260,32 @@ def softmax_and_sample(y: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.nda
     arms = np.minimum((cdf <= u[:, None, None] * total).sum(axis=-1), y.shape[-1] - 1)
     y /= total
     return y, arms
+
+
+class RegretMeter:
+    """Per-round fairness and reward regret of a deployed policy against the optimal fair policy.
+
+    ``fr_t = ‖π_t − π*_t‖₁`` (Eq. 9) and ``rr_t = π*_t·m_t − π_t·m_t`` (summand of Eq. 1/5),
+    where ``m_t`` are the exact arm means of the round and ``π*_t = f(m_t)/Σ f(m_t)``
+    (Theorem 3.1.1). The optimal policy is recomputed only when the means array changes (the
+    multi-armed environments return the same array every round).
+
+    Parameters
+    ----------
+    merit : merit function with one ``c`` per configuration (or one for all)
+    """
+
+    def __init__(self, merit):
+        self.merit = merit
+        self._means = None
+
+    def step(self, policy: np.ndarray, arm_means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``policy`` (R, G, K), ``arm_means`` (R, K) → ``fr``, ``rr`` each (R, G)."""
+        means = arm_means[:, None, :]
+        if arm_means is not self._means:
+            self._means = arm_means
+            self._optimal = optimal_fair_policy(self.merit, means)
+            self._optimal_value = (self._optimal * means).sum(axis=-1)
+        fr = fairness_regret_per_round(policy, self._optimal)
+        rr = self._optimal_value - (policy * means).sum(axis=-1)
+        return fr, rr

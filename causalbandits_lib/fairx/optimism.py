@@ -71,7 +71,7 @@ def _merit_pair(merit, lower, upper):
     that ``exp`` cannot overflow."""
     if isinstance(merit, ExpMerit):
         shift = upper.max(axis=-1, keepdims=True)
-        return np.exp(merit._c * (lower - shift)), np.exp(merit._c * (upper - shift))
+        return np.exp(merit.c_column * (lower - shift)), np.exp(merit.c_column * (upper - shift))
     return merit(lower), merit(upper)
 
 
@@ -177,8 +177,8 @@ def optimistic_box_pgd(merit, lower, upper, start=None, lr: float = 0.01, steps:
         raise ValueError(f"lr={lr} must be positive and steps={steps} non-negative")
     mu = 0.5 * (lower + upper) if start is None else np.clip(np.asarray(start, dtype=float), lower, upper)
     if isinstance(merit, ExpMerit):
-        y, shift = pgd_exp_scores(merit._c, lower, upper, mu, lr, steps)
-        return np.clip((y + shift) / merit._c, lower, upper)
+        y, shift = pgd_exp_scores(merit.c_column, lower, upper, mu, lr, steps)
+        return np.clip((y + shift) / merit.c_column, lower, upper)
     for _ in range(int(steps)):
         mu = mu + lr * fair_value_gradient(merit, mu)
         np.clip(mu, lower, upper, out=mu)

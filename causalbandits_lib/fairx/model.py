@@ -1,4 +1,4 @@
-"""Environments of the FairX experiments, vectorised over runs.
+"""The FairX model: the bandit environments of the theorems and the experiments, vectorised over runs.
 
 Each environment follows the runner's protocol. ``pull(t, arms)`` takes the arms of every run and
 configuration, shape ``(R, G)``, and returns

@@ -1,0 +1,142 @@
+"""Simulations with running regret sums, the per-round path they equal, slopes, the grid search
+and the records of the protocol (:mod:`causalbandits_lib.fairx.experiments`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.core.curves import summarise_checkpoints
+from causalbandits_lib.core.runner import simulate
+from causalbandits_lib.fairx import algorithms as alg
+from causalbandits_lib.fairx import data, registry
+from causalbandits_lib.fairx.experiments import (
+    EXPOSURE,
+    REGRETS,
+    FairnessRun,
+    fairness_recorders,
+    grid_search,
+    regret_records,
+    regrets_from_simulation,
+    simulate_fairness,
+)
+from causalbandits_lib.fairx.merit import ExpMerit
+from causalbandits_lib.fairx.model import ArmsBandit
+
+YEAST_FREQ = data.YEAST_LABEL_COUNTS / data.YEAST_N
+M2 = ExpMerit([2.0, 4.0])
+KEEP = ("policy", "arm_means", "reward")
+
+
+@pytest.mark.parametrize("entry", registry.ENTRIES, ids=[e.name for e in registry.ENTRIES])
+def test_running_sums_equal_the_cumulative_per_round_regrets(entry):
+    """The checkpoints of :func:`simulate_fairness` (running sums in the one loop's recorders) are,
+    bit for bit, the cumulative sums of the per-round regrets of the protocol path, for every
+    registered pair (replay included: rejected events count zero)."""
+    merit = registry.MERITS[entry.name]
+    T = 250
+    vec = simulate(entry.make_env(), entry.make_policy(), T, 3, n_runs=4, metrics=None)
+    fr, rr = regrets_from_simulation(vec, merit)
+    fast = simulate_fairness(entry.make_env(), entry.make_policy(), merit, T, 3, n_runs=4)
+    assert np.array_equal(np.cumsum(fr, axis=-1)[..., fast.t - 1], fast.fairness)
+    assert np.array_equal(np.cumsum(rr, axis=-1)[..., fast.t - 1], fast.reward)
+    assert np.all(fr >= 0) and np.all(fr <= 2 + 1e-12)
+    np.testing.assert_allclose(vec["policy"].sum(axis=-1), 1.0, atol=1e-12)
+    if "accepted" in vec.metrics:
+        accepted = np.moveaxis(vec["accepted"], 1, -1).astype(float)
+        assert np.array_equal(np.cumsum(accepted, axis=-1)[..., fast.t - 1], fast.rounds)
+    else:
+        assert fast.rounds is None
+
+
+def test_running_sums_exposure_is_the_running_mean_of_the_policy():
+    def make_env():
+        return ArmsBandit([0.3, 0.4, 0.45, 0.7, 0.72], "gaussian")
+
+    def make_policy():
+        return alg.FairXTS(M2, 1.0, [0.5, 1.0], 5)
+
+    vec = simulate(make_env(), make_policy(), 120, 1, n_runs=3, metrics=KEEP)
+    fast = simulate_fairness(make_env(), make_policy(), M2, 120, 1, n_runs=3, exposure_at=[50, 120])
+    np.testing.assert_allclose(fast.exposure[50], vec["policy"][:, :50].mean(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(fast.exposure[120].sum(axis=-1), 1.0)
+
+
+def test_fairness_run_is_built_from_the_recorders():
+    env, merit = ArmsBandit([0.2, 0.5, 0.9]), ExpMerit(2.0)
+    recorders = fairness_recorders(merit, 60, checkpoints=[10, 60], exposure_at=[30])
+    assert [r.name for r in recorders] == [REGRETS, EXPOSURE]
+    result = simulate(env, alg.FairXEG(merit, 0.1, 3), 60, 0, n_runs=2, metrics=(), recorders=recorders)
+    run = FairnessRun.from_simulation(result)
+    assert run.t.tolist() == [10, 60] and run.fairness.shape == (2, 1, 2) and run.T == 60
+    np.testing.assert_array_equal(run.exposure[30], result.recorded[EXPOSURE]["exposure"][..., 0] / 30)
+    assert run.rounds is None
+    assert len(fairness_recorders(merit, 60)) == 1  # no exposure recorder unless asked
+    with pytest.raises(ValueError, match="exposure_at"):
+        fairness_recorders(merit, 60, exposure_at=[61])
+    with pytest.raises(ValueError, match="checkpoints"):
+        simulate_fairness(env, alg.FairXEG(merit, 0.1, 3), merit, 60, 0, n_runs=1, checkpoints=[0, 60])
+
+
+def test_fairx_ucb_slope_is_sublinear_and_ucb_linear():
+    """Seeded small instance (yeast's label means as Bernoulli arms, c = 4): FairX-UCB's fairness
+    regret grows like √T (slope below 0.7), conventional UCB's linearly (slope above 0.85)."""
+    merit = ExpMerit(4.0)
+    env = ArmsBandit(YEAST_FREQ)
+    fair = simulate_fairness(env, alg.FairXUCB(merit, 0.1, 14), merit, 8000, 0, n_runs=4)
+    ucb = simulate_fairness(env, alg.UCB(0.1, 14), merit, 8000, 0, n_runs=4)
+    assert fair.slope() < 0.7
+    assert ucb.slope() > 0.85
+    assert fair.final().mean() < 0.2 * ucb.final().mean()
+
+
+def test_grid_search_picks_the_smallest_validation_fairness_regret():
+    env = ArmsBandit(YEAST_FREQ[:6])
+    res = grid_search(
+        lambda merit, w0: alg.FairXUCB(merit, w0, 6), {"w0": [1e-3, 0.1, 3.0]}, [1.0, 4.0], ExpMerit, env, 600, 2, 0
+    )
+    assert res.fairness.shape == (2, 3)
+    for i, b in enumerate(res.best):
+        assert b["w0"] == res.points[int(np.argmin(res.fairness[i]))][0]
+    assert res.best_arrays()["w0"].shape == (2,)
+
+
+@pytest.mark.parametrize("how", [{"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
+def test_tune_and_test_gives_the_same_numbers_on_worker_processes(how):
+    """The grid search runs through sweep.map_tasks: the same seeds give the same numbers whether
+    the algorithms run in this process, on joblib workers or on a Dask LocalCluster."""
+    from causalbandits_lib.fairx import experiments as ex
+
+    env = ArmsBandit(YEAST_FREQ[:5])
+    grids = {"FairX-UCB": {"w0": [1e-3, 0.1]}, "UCB": {"w0": [1e-3, 0.1]}}
+    args = (["FairX-UCB", "UCB"], ex.MAB_ALGORITHMS, grids, [1.0, 4.0], env, env, 5, None, 300, 2, 400, 2, 3)
+    serial = ex.tune_and_test(*args)
+    parallel = ex.tune_and_test(*args, **how)
+    for name in serial:
+        np.testing.assert_array_equal(serial[name].grid.fairness, parallel[name].grid.fairness)
+        np.testing.assert_array_equal(serial[name].test.final(), parallel[name].test.final())
+
+
+def test_regret_records_returns_metrics_and_curves_instead_of_recording_them():
+    from causalbandits_lib.fairx import experiments as ex
+
+    env = ArmsBandit(YEAST_FREQ[:5])
+    grids = {"FairX-UCB": {"w0": [1e-3, 0.1]}}
+    results = ex.tune_and_test(
+        ["FairX-UCB"], ex.MAB_ALGORITHMS, grids, [1.0, 4.0], env, env, 5, None, 200, 2, 400, 3, 0
+    )
+    rec = regret_records(results, "p.", c_index=1)
+    assert list(rec.metrics) == [
+        "p.final_fairness_regret.FairX-UCB",
+        "p.final_reward_regret.FairX-UCB",
+        "p.fairness_regret_slope.FairX-UCB",
+    ]
+    run = results["FairX-UCB"].test.config(1)
+    assert rec.metrics["p.final_fairness_regret.FairX-UCB"] == float(run.final().mean())
+    assert rec.curves["p.fairness_regret.FairX-UCB"] == summarise_checkpoints(run.t, run.fairness[:, 0])
+    assert rec.table["FairX-UCB"]["slope"] == run.slope()
+    every_c = regret_records(results, "q.", slopes=False)
+    assert sorted(every_c.metrics) == sorted(
+        f"q.final_{w}_regret.FairX-UCB.c_{c}" for w in ("fairness", "reward") for c in ("1", "4")
+    )
+    assert len(every_c.curves) == 4

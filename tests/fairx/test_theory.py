@@ -1,0 +1,26 @@
+"""The regret bounds and the lower-bound constructions (:mod:`causalbandits_lib.fairx.theory`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.fairx import theory
+
+
+def test_bounds_grow_like_root_t_and_lower_bound_constant():
+    T = np.array([1e4, 4e4, 1e8, 4e8])
+    b1 = theory.fairx_ucb_fairness_bound(T, 14, 0.05, 1.0)
+    assert 2.0 < b1[1] / b1[0] < 2.2 and 2.0 < b1[3] / b1[2] < 2.1
+    b3 = theory.fairx_linucb_fairness_bound(T, 50, 0.05, 1.0)
+    assert 2.0 < b3[3] / b3[2] < 2.3
+    assert theory.theory_width(2e6, 14, 0.05) == pytest.approx(6.6, abs=0.05)
+    assert theory.linucb_beta(2e6, 50, 0.05) == pytest.approx(646, rel=0.02)
+    for pair in (theory.min_merit_lower_bound_pair(10000), theory.lipschitz_lower_bound_pair(10000)):
+        assert pair.bound == pytest.approx(np.exp(-1) / 12)
+        assert pair.kl_per_pull() * 10000 == pytest.approx(1.0)
+    p1, p2 = theory.min_merit_lower_bound_pair(10000).optimal_policies()
+    np.testing.assert_allclose(p1, [1 / 3, 2 / 3])
+    np.testing.assert_allclose(p2, [0.5, 0.5])
+    p1, _ = theory.lipschitz_lower_bound_pair(10000).optimal_policies()
+    np.testing.assert_allclose(p1, [2 / 3, 1 / 3])
