@@ -10,7 +10,6 @@ from causalbandits_lib.cclb import experiments as E
 from causalbandits_lib.cclb.algorithms import CCLB, OFULogPlus
 from causalbandits_lib.cclb.environment import FairLogisticBandit
 from causalbandits_lib.cclb.model import THETA_STAR
-from causalbandits_lib.core import checks
 from causalbandits_lib.core.runner import simulate
 
 from .support import GEN, played_data
@@ -109,15 +108,3 @@ def test_confidence_set_slices_contain_theta_star_and_the_mle(played):
     assert (slices["levels"][400] <= 0).sum() < (slices["levels"][40] <= 0).sum()  # the set shrinks
     # theta* is the point (star) of the slice, at the distance ||theta* - theta_hat_T||
     assert slices["star"][1] == pytest.approx(0.0, abs=1e-12)
-
-
-def test_paired_order_uses_paired_differences():
-    """The ordering check of notebook ``cclb/04``'s claims (``core.checks.check_paired_order``)."""
-    base = np.array([0.0, 10.0, -5.0, 3.0])
-    order = checks.check_paired_order
-    assert order({"a": base, "b": base + 1.0}, ["a", "b"]).verdict == "reproduced"  # constant shift: se 0
-    assert order({"a": base + 1.0, "b": base}, ["a", "b"]).verdict == "not reproduced"
-    noisy = base + np.array([1.0, -1.0, 1.5, -1.4])
-    assert order({"a": base, "b": noisy}, ["a", "b"]).verdict == "partly"  # within noise
-    three = order({"a": base, "b": base + 1, "c": base}, ["a", "b", "c"])
-    assert three.verdict == "partly"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from causalbandits_lib.book.claims import Claim
@@ -59,3 +60,15 @@ def test_claim_validation():
         Claim.from_verdict("Bad Id", "s", None, None, v)
     with pytest.raises(ValueError, match="verdict"):
         Claim("fucb.x.y", "s", None, None, "maybe", "r", "c")
+
+
+def test_paired_order_uses_paired_differences():
+    """Orderings are judged on paired differences with their standard error (``cclb/04`` uses it)."""
+    base = np.array([0.0, 10.0, -5.0, 3.0])
+    order = checks.check_paired_order
+    assert order({"a": base, "b": base + 1.0}, ["a", "b"]).verdict == "reproduced"  # constant shift: se 0
+    assert order({"a": base + 1.0, "b": base}, ["a", "b"]).verdict == "not reproduced"
+    noisy = base + np.array([1.0, -1.0, 1.5, -1.4])
+    assert order({"a": base, "b": noisy}, ["a", "b"]).verdict == "partly"  # within noise
+    three = order({"a": base, "b": base + 1, "c": base}, ["a", "b", "c"])
+    assert three.verdict == "partly"
