@@ -74,3 +74,27 @@ def test_the_check_catches_a_missing_runs_axis():
     entry = BanditEntry("primer.flat", lambda: _RunsAxisForgotten([0.6, 0.5]), lambda: UCB1(2), T=20)
     with pytest.raises(ConformanceError, match="leading runs axis"):
         conformance(entry)
+
+
+class _OffByALittle(UCB1):
+    """A policy whose compiled path drifts from its numpy path by 1e-6 per reward."""
+
+    def compiled(self, env):
+        from causalbandits_lib.core.kernels import UCB1Kernel
+
+        kernel = UCB1Kernel(self, env)
+
+        class Drifting:
+            outputs = kernel.outputs
+
+            def run(self, t0, t1, out):
+                kernel.run(t0, t1, out)
+                out["reward"] += 1e-6
+
+        return Drifting()
+
+
+def test_the_check_catches_a_kernel_that_differs_from_its_reference():
+    entry = BanditEntry("primer.drift", lambda: BernoulliBandit([0.6, 0.5]), lambda: _OffByALittle(2), T=30)
+    with pytest.raises(ConformanceError, match="compiled kernel and the numpy reference differ in 'reward'"):
+        conformance(entry)

@@ -34,6 +34,8 @@ PINNED_PACKAGES = (
     "pgmpy",
     "cvxpy",
     "clarabel",
+    "numba",
+    "llvmlite",
     "matplotlib",
     "pandas",
     "papermill",

@@ -43,11 +43,11 @@ class BernoulliBandit(_FixedMeans):
             raise ValueError(f"Bernoulli means must lie in [0, 1], got {self.means.tolist()}")
 
     def reset(self, streams: RunStreams) -> None:
-        self._noise = streams.per_round("rewards", (self.n_arms,), "uniform")
+        self.reward_noise = streams.per_round("rewards", (self.n_arms,), "uniform")
         self._rows = np.arange(streams.n_runs)
 
     def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
-        u = self._noise.at(t)[self._rows, actions]
+        u = self.reward_noise.at(t)[self._rows, actions]
         return {"reward": (u < self.means[actions]).astype(float), "regret": self.regret_of(actions)}
 
 
@@ -61,11 +61,11 @@ class GaussianBandit(_FixedMeans):
         self.sigma = float(sigma)
 
     def reset(self, streams: RunStreams) -> None:
-        self._noise = streams.per_round("rewards", (self.n_arms,), "normal")
+        self.reward_noise = streams.per_round("rewards", (self.n_arms,), "normal")
         self._rows = np.arange(streams.n_runs)
 
     def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
-        z = self._noise.at(t)[self._rows, actions]
+        z = self.reward_noise.at(t)[self._rows, actions]
         return {"reward": self.means[actions] + self.sigma * z, "regret": self.regret_of(actions)}
 
 
@@ -93,21 +93,21 @@ class ContextualBernoulliBandit:
         if np.any((self.means < 0) | (self.means > 1)):
             raise ValueError("Bernoulli means must lie in [0, 1]")
         self.n_contexts, self.n_arms = self.means.shape
-        self._cdf = np.cumsum(self.context_probs)
-        self._cdf[-1] = 1.0
+        self.context_cdf = np.cumsum(self.context_probs)
+        self.context_cdf[-1] = 1.0
 
     def reset(self, streams: RunStreams) -> None:
-        self._ctx_noise = streams.per_round("contexts", (), "uniform")
-        self._reward_noise = streams.per_round("rewards", (self.n_arms,), "uniform")
+        self.context_noise = streams.per_round("contexts", (), "uniform")
+        self.reward_noise = streams.per_round("rewards", (self.n_arms,), "uniform")
         self._rows = np.arange(streams.n_runs)
         self._context = None
 
     def observe(self, t: int) -> np.ndarray:
-        self._context = np.searchsorted(self._cdf, self._ctx_noise.at(t), side="right")
+        self._context = np.searchsorted(self.context_cdf, self.context_noise.at(t), side="right")
         return self._context
 
     def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
         c = self._context
         mu = self.means[c, actions]
-        u = self._reward_noise.at(t)[self._rows, actions]
+        u = self.reward_noise.at(t)[self._rows, actions]
         return {"reward": (u < mu).astype(float), "regret": self.means[c].max(axis=1) - mu}

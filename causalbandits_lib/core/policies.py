@@ -113,3 +113,22 @@ class UCB1:
     def update(self, t: int, context, actions: np.ndarray, feedback: dict) -> None:
         cells = self._cells(context)[self._rows, actions]
         self.stats.add(cells, feedback["reward"])
+
+    def compiled(self, env):
+        """The compiled fast path against the core's fixed-mean bandits
+        (:class:`~causalbandits_lib.core.kernels.UCB1Kernel`), or None for any other environment
+        (or a subclass of either, whose behaviour the kernel does not know)."""
+        from .environments import BernoulliBandit, ContextualBernoulliBandit, GaussianBandit
+
+        if type(self) is not UCB1:
+            return None
+        kind = type(env)
+        if kind in (BernoulliBandit, GaussianBandit) and self.n_contexts is None:
+            pass
+        elif kind is ContextualBernoulliBandit and self.n_contexts in (None, env.n_contexts):
+            pass
+        else:
+            return None
+        from .kernels import UCB1Kernel
+
+        return UCB1Kernel(self, env)

@@ -20,6 +20,17 @@ Actions: ``policy.select`` returns one action per run, an integer array of shape
 ``(R, G)``); its values index the environment's actions (arms, or candidates of the round's
 context). A policy may expose per-round values of its own through ``diagnostics()`` (a dict of
 arrays with the runs axis), which :class:`~causalbandits_lib.core.recorders.PerRound` can keep.
+
+Compiled fast paths
+-------------------
+A policy may offer a compiled fast path for an environment it knows: ``policy.compiled(env)``
+returns a :class:`Kernel` (or ``None``), built after both were reset. A kernel steps every run
+through a block of rounds in one call, reading the same named random streams as the readable numpy
+path (through :meth:`~causalbandits_lib.core.streams.RoundNoise.block`) and updating the policy's
+own state arrays in place, so the objects end in the state the numpy path leaves them in. The loop
+uses a kernel only when every recorder can take whole blocks (``block_inputs`` and
+``after_block``); the registry's conformance check compares every kernel with the numpy path
+(identical decisions, values within 1e-9 relative).
 """
 
 from __future__ import annotations
@@ -30,7 +41,7 @@ import numpy as np
 
 from .streams import RunStreams
 
-__all__ = ["Environment", "Policy", "Recorder", "Identifier"]
+__all__ = ["Environment", "Policy", "Recorder", "Kernel", "Identifier"]
 
 
 @runtime_checkable
@@ -82,6 +93,22 @@ class Recorder(Protocol):
     ) -> None: ...
 
     def result(self) -> Any: ...
+
+
+@runtime_checkable
+class Kernel(Protocol):
+    """A compiled fast path of one (environment, policy) pair (see the module docstring).
+
+    ``outputs`` maps the name of every per-round value the kernel can write to its dtype and its
+    shape after the runs and rounds axes; the names are those of the numpy path's feedback and
+    diagnostics.
+    """
+
+    outputs: dict[str, tuple[Any, tuple[int, ...]]]
+
+    def run(self, t0: int, t1: int, out: dict[str, np.ndarray]) -> None:
+        """Step every run through rounds ``t0 .. t1-1``, writing ``out[name][:, s]`` for round
+        ``t0 + s`` of every requested output (arrays of shape ``(n_runs, t1 - t0, ...)``)."""
 
 
 @runtime_checkable

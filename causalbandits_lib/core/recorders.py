@@ -10,6 +10,10 @@
 A chapter writes its own recorder when it must keep something particular (cclb keeps the played
 features); it follows :class:`~causalbandits_lib.core.protocols.Recorder`, most simply by
 subclassing :class:`RecorderBase`.
+
+A recorder that can also take whole blocks of rounds from a compiled kernel says which per-round
+values it needs (``block_inputs``, a tuple of names, or ``None`` when it cannot) and implements
+``after_block(t0, t1, values)``, where ``values[name]`` has shape ``(n_runs, t1 - t0, ...)``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ class RecorderBase:
     """No-op hooks; subclasses override what they need."""
 
     name = "recorder"
+    #: per-round values needed to record whole blocks of rounds (None: this recorder cannot)
+    block_inputs: tuple[str, ...] | None = None
+
+    def after_block(self, t0: int, t1: int, values: Mapping[str, np.ndarray]) -> None:
+        raise NotImplementedError(f"recorder {self.name!r} cannot record blocks of rounds")
 
     def start(self, T: int, runs: np.ndarray) -> None:
         self.T, self.runs = int(T), np.asarray(runs)
@@ -63,6 +72,7 @@ class PerRound(RecorderBase):
 
     def __init__(self, names: Sequence[str] | None = ("regret", "reward")):
         self.names = None if names is None else list(names)
+        self.block_inputs = None if names is None else tuple(self.names)
 
     def start(self, T: int, runs: np.ndarray) -> None:
         super().start(T, runs)
@@ -88,6 +98,15 @@ class PerRound(RecorderBase):
                 self.store[name] = np.empty((n, self.T) + first.shape[1:], dtype=first.dtype)
         for name, arr in self.store.items():
             arr[:, t] = values[name]
+
+    def after_block(self, t0: int, t1: int, values: Mapping[str, np.ndarray]) -> None:
+        if t0 == 0:
+            n = len(self.runs)
+            for name in self.names:
+                first = values[name]
+                self.store[name] = np.empty((n, self.T) + first.shape[2:], dtype=first.dtype)
+        for name, arr in self.store.items():
+            arr[:, t0:t1] = values[name]
 
     def result(self) -> dict[str, np.ndarray]:
         return self.store
@@ -128,6 +147,11 @@ class RunningSums(RecorderBase):
         1-based rounds at which the sums are kept (sorted and deduplicated here).
     name : str
         Key of the result in :attr:`SimulationResult.recorded`.
+    block_values : callable, optional
+        For compiled kernels: ``block_values(values)`` maps a block of a kernel's per-round values
+        (``values[name]`` of shape ``(n_runs, B, ...)``) to the same dict of summands as ``values``,
+        with a rounds axis after the runs axis. ``block_inputs`` names the kernel outputs it reads.
+    block_inputs : tuple of str, optional
 
     Notes
     -----
@@ -135,8 +159,19 @@ class RunningSums(RecorderBase):
     ``np.cumsum`` of the per-round values along the rounds, bit for bit.
     """
 
-    def __init__(self, values: Callable[..., Mapping[str, np.ndarray]], checkpoints: Sequence[int], name: str = "sums"):
+    def __init__(
+        self,
+        values: Callable[..., Mapping[str, np.ndarray]],
+        checkpoints: Sequence[int],
+        name: str = "sums",
+        block_values: Callable[[Mapping[str, np.ndarray]], Mapping[str, np.ndarray]] | None = None,
+        block_inputs: Sequence[str] | None = None,
+    ):
         self.values = values
+        if (block_values is None) != (block_inputs is None):
+            raise ValueError(f"recorder {name!r}: give both block_values and block_inputs, or neither")
+        self.block_values = block_values
+        self.block_inputs = None if block_inputs is None else tuple(block_inputs)
         self.points = np.unique(np.asarray(list(checkpoints), dtype=np.int64))
         if self.points.size == 0:
             raise ValueError(f"recorder {name!r}: checkpoints must name at least one round")
@@ -166,6 +201,26 @@ class RunningSums(RecorderBase):
             for k, s in self._sums.items():
                 self._out[k][..., self._j] = s
             self._j += 1
+
+    def after_block(self, t0: int, t1: int, values: Mapping[str, np.ndarray]) -> None:
+        from .kernels import accumulate_block
+
+        summands = self.block_values(values)
+        marks = np.array([p - 1 - t0 for p in self.points if t0 < p <= t1], dtype=np.int64)
+        for k, v in summands.items():
+            v = np.asarray(v, dtype=float)
+            if t0 == 0:
+                self._sums[k] = np.array(v[:, 0])
+                self._out[k] = np.empty(self._sums[k].shape + (len(self.points),))
+                start = 1
+            else:
+                start = 0
+            flat_sum = self._sums[k].reshape(len(self.runs), -1)
+            flat_v = np.ascontiguousarray(v.reshape(v.shape[0], v.shape[1], -1))
+            taken = accumulate_block(flat_sum, flat_v, start, marks)
+            out = self._out[k].reshape(len(self.runs), -1, len(self.points))
+            out[:, :, self._j : self._j + len(marks)] = taken
+        self._j += len(marks)
 
     def result(self) -> CheckpointSums:
         return CheckpointSums(self.points, self._out)

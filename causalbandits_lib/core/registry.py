@@ -16,7 +16,11 @@ The checks, on identical seeds:
 2. **vectorised equals the loop**: all runs at once give, bit for bit, what one run at a time gives
    (:func:`~causalbandits_lib.core.runner.simulate_loop`);
 3. **a run does not depend on its neighbours**: a subset of the runs, in another order, gives
-   exactly those runs' rows of the full simulation.
+   exactly those runs' rows of the full simulation;
+4. **a compiled kernel equals its numpy reference** (when the policy has one for the environment):
+   identical integer values (decisions, counts) and floating-point values within 1e-9 relative.
+
+Checks 1-3 run on the readable numpy path.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ import numpy as np
 from .protocols import Environment, Identifier, Policy
 from .recorders import RecorderBase
 from .runner import SimulationResult, simulate, simulate_loop
+from .streams import RunStreams
 
-__all__ = ["BanditEntry", "IdentifierEntry", "ConformanceError", "conformance", "same_arrays"]
+__all__ = ["BanditEntry", "IdentifierEntry", "ConformanceError", "conformance", "same_arrays", "close_arrays"]
 
 
 class ConformanceError(AssertionError):
@@ -76,7 +81,7 @@ class BanditEntry:
     seed: int = 11
 
     def simulate(
-        self, T: int, n_runs: int | None = None, runs: Sequence[int] | None = None, recorders=()
+        self, T: int, n_runs: int | None = None, runs: Sequence[int] | None = None, recorders=(), backend: str = "auto"
     ) -> SimulationResult:
         return simulate(
             self.make_env(),
@@ -88,12 +93,30 @@ class BanditEntry:
             metrics=self.metrics,
             recorders=recorders,
             replications=self.replications,
+            backend=backend,
         )
 
-    def simulate_loop(self, T: int, n_runs: int) -> SimulationResult:
+    def simulate_loop(self, T: int, n_runs: int, backend: str = "auto") -> SimulationResult:
         return simulate_loop(
-            self.make_env, self.make_policy, T, self.seed, n_runs, metrics=self.metrics, replications=self.replications
+            self.make_env,
+            self.make_policy,
+            T,
+            self.seed,
+            n_runs,
+            metrics=self.metrics,
+            replications=self.replications,
+            backend=backend,
         )
+
+    def has_kernel(self) -> bool:
+        """Whether the policy offers a compiled kernel for the environment."""
+        env, policy = self.make_env(), self.make_policy()
+        if not hasattr(policy, "compiled"):
+            return False
+        streams = RunStreams(self.seed, [0], replications=self.replications)
+        env.reset(streams.child("env/"))
+        policy.reset(streams.child("policy/"))
+        return policy.compiled(env) is not None
 
 
 @dataclass(frozen=True)
@@ -119,6 +142,21 @@ class IdentifierEntry:
     def identify_loop(self, budget: int, n_runs: int) -> Any:
         parts = [self.identify(budget, [i]) for i in range(n_runs)]
         return type(parts[0]).concatenate(parts)
+
+
+#: Relative tolerance between a compiled kernel's floating-point values and the numpy reference.
+KERNEL_RTOL = 1e-9
+
+
+def close_arrays(reference: np.ndarray, compiled: np.ndarray, rtol: float = KERNEL_RTOL) -> bool:
+    """Integer and boolean values identical; floating-point values within ``rtol`` relative
+    (``|a - b| <= rtol * |a|``, NaN equal to NaN)."""
+    a, b = np.asarray(reference), np.asarray(compiled)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        return bool(np.array_equal(a, b))
+    return bool(np.allclose(b, a, rtol=rtol, atol=0.0, equal_nan=True))
 
 
 def same_arrays(a: np.ndarray, b: np.ndarray) -> bool:
@@ -165,7 +203,7 @@ def _bandit(entry: BanditEntry) -> list[str]:
         raise ConformanceError(f"{entry.name}: {type(policy).__name__} does not follow the Policy protocol")
     n, T = entry.n_runs, entry.T
     try:
-        full = entry.simulate(T, n_runs=n, recorders=[_Shapes()])
+        full = entry.simulate(T, n_runs=n, recorders=[_Shapes()], backend="numpy")
     except (KeyError, ValueError) as exc:  # the loop's own shape and name checks
         raise ConformanceError(f"{entry.name}: {exc}") from exc
     if not full.metrics:
@@ -173,15 +211,20 @@ def _bandit(entry: BanditEntry) -> list[str]:
     for k, v in full.metrics.items():
         if v.shape[:2] != (n, T):
             raise ConformanceError(f"{entry.name}: metric {k!r} has shape {v.shape}, expected ({n}, {T}, ...)")
-    loop = entry.simulate_loop(T, n)
+    loop = entry.simulate_loop(T, n, backend="numpy")
     for k in full.metrics:
         if not same_arrays(full[k], loop[k]):
             raise ConformanceError(f"{entry.name}: all runs at once and one run at a time differ in {k!r}")
     subset = [n - 1, 0] if n > 1 else [0]
-    part = entry.simulate(T, runs=subset)
+    part = entry.simulate(T, runs=subset, backend="numpy")
     for k in full.metrics:
         if not same_arrays(part[k], full[k][subset]):
             raise ConformanceError(f"{entry.name}: runs {subset} simulated without their neighbours differ in {k!r}")
+    if entry.has_kernel():
+        fast = entry.simulate(T, n_runs=n, backend="compiled")
+        for k in full.metrics:
+            if k not in fast.metrics or not close_arrays(full[k], fast[k]):
+                raise ConformanceError(f"{entry.name}: the compiled kernel and the numpy reference differ in {k!r}")
     return sorted(full.metrics)
 
 

@@ -9,6 +9,12 @@ one run at a time; the conformance test and the benchmark check that both agree 
 What a simulation keeps is decided by its recorders (:mod:`~causalbandits_lib.core.recorders`):
 per-round arrays (``metrics=``), running sums at checkpoints, or a chapter's own recorder. Every
 chapter simulates through :func:`simulate`; none runs a loop of its own.
+
+Backends: where a policy offers a compiled kernel for the environment
+(:class:`~causalbandits_lib.core.protocols.Kernel`) and every recorder can take whole blocks of
+rounds, the loop steps blocks of :data:`BLOCK` rounds through the kernel instead of calling
+``observe``/``select``/``pull``/``update`` once per round. Both paths read the same streams; the
+conformance check of every registered pair compares them.
 """
 
 from __future__ import annotations
@@ -23,7 +29,13 @@ from .protocols import Environment, Policy, Recorder
 from .recorders import PerRound
 from .streams import RunStreams, run_indices
 
-__all__ = ["SimulationResult", "simulate", "simulate_loop"]
+__all__ = ["BACKENDS", "BLOCK", "SimulationResult", "simulate", "simulate_loop"]
+
+#: ``auto``: the compiled kernel when there is one (and the recorders allow it), else numpy;
+#: ``numpy``: always the readable per-round path; ``compiled``: the kernel, or an error.
+BACKENDS = ("auto", "numpy", "compiled")
+#: Rounds per kernel call (the random streams' chunk size, so blocks are views of their buffers).
+BLOCK = 1024
 
 
 @dataclass
@@ -86,6 +98,47 @@ def _overrides(recorder: Recorder, hook: str) -> bool:
     return not (isinstance(recorder, RecorderBase) and method is getattr(RecorderBase, hook))
 
 
+def _kernel(env, policy, recorders, backend: str):
+    """The compiled kernel to use, or None for the numpy path (see :data:`BACKENDS`)."""
+    if backend == "numpy":
+        return None
+    make = getattr(policy, "compiled", None)
+    kernel = make(env) if make is not None else None
+    why = None
+    if kernel is None:
+        why = f"{type(policy).__name__} has no compiled kernel for {type(env).__name__}"
+    else:
+        for r in recorders:
+            inputs = getattr(r, "block_inputs", None)
+            if _overrides(r, "before_decision"):
+                why = f"recorder {r.name!r} probes before each decision"
+            elif inputs is None or not _overrides(r, "after_block"):
+                why = f"recorder {r.name!r} cannot record blocks of rounds"
+            elif not set(inputs) <= set(kernel.outputs):
+                missing = sorted(set(inputs) - set(kernel.outputs))
+                why = f"recorder {r.name!r} needs {missing}, which the kernel does not write"
+            if why:
+                break
+    if why is not None:
+        if backend == "compiled":
+            raise ValueError(f"backend='compiled' is not available: {why}")
+        return None
+    return kernel
+
+
+def _run_blocks(kernel, recorders, T: int, n_runs: int) -> None:
+    needed = sorted({name for r in recorders for name in r.block_inputs})
+    for t0 in range(0, T, BLOCK):
+        t1 = min(T, t0 + BLOCK)
+        out = {}
+        for name in needed:
+            dtype, shape = kernel.outputs[name]
+            out[name] = np.empty((n_runs, t1 - t0) + tuple(shape), dtype=dtype)
+        kernel.run(t0, t1, out)
+        for r in recorders:
+            r.after_block(t0, t1, out)
+
+
 def simulate(
     env: Environment,
     policy: Policy,
@@ -96,6 +149,7 @@ def simulate(
     metrics: Sequence[str] | None = ("regret", "reward"),
     recorders: Sequence[Recorder] = (),
     replications: int | None = None,
+    backend: str = "auto",
 ) -> SimulationResult:
     """Step ``policy`` against ``env`` for ``T`` rounds, all runs at once.
 
@@ -120,6 +174,8 @@ def simulate(
     replications : int, optional
         Lay the runs out as configurations x replications (see
         :class:`~causalbandits_lib.core.streams.RunStreams`).
+    backend : {"auto", "numpy", "compiled"}
+        See :data:`BACKENDS`; ``result.info["backend"]`` says which ran.
 
     Returns
     -------
@@ -128,6 +184,8 @@ def simulate(
     """
     if int(T) < 1:
         raise ValueError(f"T={T} must be at least 1")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not one of {BACKENDS}")
     T = int(T)
     run_idx = run_indices(n_runs, runs)
     names = [r.name for r in recorders]
@@ -140,18 +198,22 @@ def simulate(
     policy.reset(streams.child("policy/"))
     for r in every:
         r.start(T, run_idx)
-    before = [r for r in every if _overrides(r, "before_decision")]
-    after = [r for r in every if _overrides(r, "after_round")]
+    kernel = _kernel(env, policy, every, backend)
     started = time.perf_counter()
-    for t in range(T):
-        context = env.observe(t)
-        for r in before:
-            r.before_decision(t, context, policy)
-        actions = policy.select(t, context)
-        feedback = env.pull(t, actions)
-        policy.update(t, context, actions, feedback)
-        for r in after:
-            r.after_round(t, context, actions, feedback, policy)
+    if kernel is not None:
+        _run_blocks(kernel, every, T, len(run_idx))
+    else:
+        before = [r for r in every if _overrides(r, "before_decision")]
+        after = [r for r in every if _overrides(r, "after_round")]
+        for t in range(T):
+            context = env.observe(t)
+            for r in before:
+                r.before_decision(t, context, policy)
+            actions = policy.select(t, context)
+            feedback = env.pull(t, actions)
+            policy.update(t, context, actions, feedback)
+            for r in after:
+                r.after_round(t, context, actions, feedback, policy)
     seconds = time.perf_counter() - started
     return SimulationResult(
         metrics=per_round.result() if per_round is not None else {},
@@ -159,6 +221,7 @@ def simulate(
         seed=int(seed),
         T=T,
         seconds=seconds,
+        info={"backend": "numpy" if kernel is None else "compiled"},
         recorded={r.name: r.result() for r in recorders},
     )
 
@@ -171,6 +234,7 @@ def simulate_loop(
     n_runs: int,
     metrics: Sequence[str] | None = ("regret", "reward"),
     replications: int | None = None,
+    backend: str = "auto",
 ) -> SimulationResult:
     """Reference implementation: a plain loop that simulates one run at a time.
 
@@ -178,7 +242,6 @@ def simulate_loop(
     run for run, to ``simulate(make_env(), make_policy(), T, seed, n_runs=n_runs)``; the
     conformance test and the benchmark assert this.
     """
-    return SimulationResult.concatenate(
-        simulate(make_env(), make_policy(), T, seed, runs=[i], metrics=metrics, replications=replications)
-        for i in range(n_runs)
-    )
+    kw = dict(metrics=metrics, replications=replications, backend=backend)
+    runs = (simulate(make_env(), make_policy(), T, seed, runs=[i], **kw) for i in range(n_runs))
+    return SimulationResult.concatenate(runs)

@@ -141,6 +141,21 @@ class RoundNoise:
             raise ValueError(f"round {t} was requested after round {self._start}; rounds must not go back")
         return self._buf[:, t - self._start]
 
+    def block(self, t0: int, t1: int) -> np.ndarray:
+        """Noise of rounds ``t0 .. t1-1``, shape ``(n_runs, t1 - t0, *shape)``: the same numbers as
+        ``at(t)`` for each of those rounds (a view when the rounds lie in one chunk). Compiled
+        kernels read their random numbers through it."""
+        if not 0 <= t0 < t1:
+            raise ValueError(f"block({t0}, {t1}) must name at least one round, t0 >= 0")
+        self.at(t0)
+        if t1 <= self._start + self.chunk:
+            return self._buf[:, t0 - self._start : t1 - self._start]
+        parts = [self._buf[:, t0 - self._start :]]
+        while self._start + self.chunk < t1:
+            self.at(self._start + self.chunk)
+            parts.append(self._buf[:, : min(self.chunk, t1 - self._start)])
+        return np.concatenate(parts, axis=1)
+
 
 class RunStreams:
     """Named random streams for a set of runs.

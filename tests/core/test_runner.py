@@ -117,3 +117,31 @@ def test_simulate_with_replications_gives_each_configuration_the_same_environmen
     np.testing.assert_array_equal(res["reward"][:2], alone["reward"])
     loop = simulate_loop(lambda: BernoulliBandit([0.6, 0.5, 0.4]), lambda: UCB1(3), 200, 2, 4, replications=2)
     np.testing.assert_array_equal(res["reward"], loop["reward"])
+
+
+def test_backends_agree_and_say_which_ran():
+    from causalbandits_lib.core.recorders import AtRounds
+
+    env = lambda: BernoulliBandit([0.7, 0.6, 0.5])  # noqa: E731
+    fast = simulate(env(), UCB1(3), 3000, seed=9, n_runs=6)
+    slow = simulate(env(), UCB1(3), 3000, seed=9, n_runs=6, backend="numpy")
+    assert fast.info["backend"] == "compiled" and slow.info["backend"] == "numpy"
+    for m in ("reward", "regret"):
+        np.testing.assert_array_equal(fast[m], slow[m])
+    # a probe before each decision needs the per-round path: auto falls back, compiled refuses
+    probe = AtRounds(lambda t, c, p: t, [5])
+    assert simulate(env(), UCB1(3), 20, 0, n_runs=2, recorders=[probe]).info["backend"] == "numpy"
+    with pytest.raises(ValueError, match="probes before each decision"):
+        simulate(env(), UCB1(3), 20, 0, n_runs=2, recorders=[AtRounds(lambda t, c, p: t, [5])], backend="compiled")
+    with pytest.raises(ValueError, match="has no compiled kernel"):
+        simulate(env(), UCB1(3, n_contexts=2), 20, 0, n_runs=2, backend="compiled")
+    with pytest.raises(ValueError, match="backend='fast' is not one of"):
+        simulate(env(), UCB1(3), 20, 0, n_runs=2, backend="fast")
+
+
+def test_the_compiled_path_leaves_the_policy_in_the_numpy_path_state():
+    a, b = UCB1(4), UCB1(4)
+    simulate(GaussianBandit([0.1, 0.2, 0.3, 0.4]), a, 2500, seed=1, n_runs=3)
+    simulate(GaussianBandit([0.1, 0.2, 0.3, 0.4]), b, 2500, seed=1, n_runs=3, backend="numpy")
+    np.testing.assert_array_equal(a.stats.counts, b.stats.counts)
+    np.testing.assert_array_equal(a.stats.sums, b.stats.sums)
