@@ -123,12 +123,14 @@ class RoundNoise:
         self._start = 0
         self._buf: np.ndarray | None = None
 
-    def _draw(self, gen: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+    def _draw(self, gen: np.random.Generator, out: np.ndarray) -> None:
+        # ``out=`` fills the chunk in place: the same numbers as drawing a new array of its shape
         if self.kind == "uniform":
-            return gen.random(size)
-        if self.kind == "normal":
-            return gen.standard_normal(size)
-        return gen.standard_exponential(size)
+            gen.random(out=out)
+        elif self.kind == "normal":
+            gen.standard_normal(out=out)
+        else:
+            gen.standard_exponential(out=out)
 
     def at(self, t: int) -> np.ndarray:
         """Noise of round ``t`` (0-based), shape ``(n_runs, *shape)``."""
@@ -136,7 +138,10 @@ class RoundNoise:
             # Chunks are drawn in order (skipped ones too), so round t always gets the same numbers.
             if self._buf is not None:
                 self._start += self.chunk
-            self._buf = np.stack([self._draw(g, (self.chunk, *self.shape)) for g in self._gens])
+            # a new buffer per chunk: arrays returned by earlier ``at`` calls stay valid
+            self._buf = np.empty((len(self._gens), self.chunk, *self.shape))
+            for i, g in enumerate(self._gens):
+                self._draw(g, self._buf[i])
         if t < self._start:
             raise ValueError(f"round {t} was requested after round {self._start}; rounds must not go back")
         return self._buf[:, t - self._start]

@@ -145,3 +145,18 @@ def test_the_compiled_path_leaves_the_policy_in_the_numpy_path_state():
     simulate(GaussianBandit([0.1, 0.2, 0.3, 0.4]), b, 2500, seed=1, n_runs=3, backend="numpy")
     np.testing.assert_array_equal(a.stats.counts, b.stats.counts)
     np.testing.assert_array_equal(a.stats.sums, b.stats.sums)
+
+
+DRAWS = [("uniform", "random"), ("normal", "standard_normal"), ("exponential", "standard_exponential")]
+
+
+@pytest.mark.parametrize("kind, draw", DRAWS)
+def test_round_noise_is_the_documented_stream(kind, draw):
+    """Round t of run i's stream s is row t of the chunks drawn from
+    Generator(PCG64(SeedSequence(seed, spawn_key=(i, stream_key(s))))), whatever the buffering."""
+    noise = RunStreams(7, [3, 0], prefix="env/").per_round("x", (2,), kind, chunk=5)
+    got = np.stack([noise.at(t) for t in range(12)], axis=1)
+    for row, run in enumerate((3, 0)):
+        gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(7, spawn_key=(run, stream_key("env/x")))))
+        chunks = [getattr(gen, draw)((5, 2)) for _ in range(3)]
+        np.testing.assert_array_equal(got[row], np.concatenate(chunks)[:12])
