@@ -348,7 +348,9 @@ class DecomposedUCB:
 
     config_class = DecomposedUCBConfig
 
-    def __init__(self, dec: CellDecomposition, config: DecomposedUCBConfig | None = None, *, name: str = "D-UCB", **knobs):
+    def __init__(
+        self, dec: CellDecomposition, config: DecomposedUCBConfig | None = None, *, name: str = "D-UCB", **knobs
+    ):
         config = _configure(self.config_class, config, knobs)
         self.config = config
         self.dec = dec

@@ -220,7 +220,8 @@ def monotone_counterfactual(
             observed_desc = sorted(model.descendants(node) & set(ev))
             if observed_desc:
                 raise NotIdentifiableError(
-                    f"node {node!r} has no evidence but its descendant {observed_desc[0]!r} does; give evidence on {node!r}"
+                    f"node {node!r} has no evidence but its descendant {observed_desc[0]!r} does; "
+                    f"give evidence on {node!r}"
                 )
             lo, hi = 0.0, 1.0
         new = []

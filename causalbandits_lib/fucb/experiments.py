@@ -80,6 +80,7 @@ FUCB_VARIANTS: dict[str, dict] = {
     "F-UCB-diff-clip": {"fair_radius": "diff", "clip_radius": True},
 }
 
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
     """A Markdown table; floats are shown with one decimal, other values as they print."""
 
