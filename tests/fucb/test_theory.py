@@ -53,3 +53,21 @@ def test_regret_bounds_by_hand_and_monotone():
         theory.theorem3_bound(W, T, 0.005, 0.0073)
     with pytest.raises(ValueError, match="version"):
         theory.theorem3_bound(W, T, tau, version="draft")
+
+
+def test_smallest_discrepancy_radius_is_the_best_allocation():
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(5), size=(3, 4))  # (context, arm, cell) weights
+    t = 5000
+    got = theory.smallest_discrepancy_radius(w, t)
+
+    def radius(weights, counts):  # Eq. 12 with δ_t = 1/t²: Σ_k w_k sqrt(8 log(t²) / N_k)
+        return float((weights * np.sqrt(8 * 2 * np.log(t) / counts)).sum())
+
+    best = min(radius(row, t * row ** (2 / 3) / (row ** (2 / 3)).sum()) for row in w.reshape(-1, 5))
+    assert got == pytest.approx(best, rel=1e-12)
+    for row in w.reshape(-1, 5)[:4]:
+        for _ in range(50):  # no other allocation of the t observations does better
+            assert radius(row, t * rng.dirichlet(np.ones(5))) >= got - 1e-12
+    half = theory.smallest_discrepancy_radius(np.array([[0.5, 0.5]]), np.array([10.0, t]))
+    np.testing.assert_allclose(half, np.sqrt(16 * np.log([10.0, t]) / [10.0, t]) * np.sqrt(2), rtol=1e-14)
