@@ -38,8 +38,9 @@ ADULT_USER_GRAPH = (("age", "income"), ("race", "income"), ("sex", "age"), ("sex
 #: Users of the small Adult-Video bandit (half offline, half online: 100 users, fewer than ``T``,
 #: so the user order wraps around).
 ADULT_USERS = 200
-#: Per-round values of an audited run.
-AUDITED = None  # every value the environment and the policy produce
+#: Per-round values compared for an audited entry: ``None``, every value the environment (the
+#: node codes, the true discrepancy) and the policy (the audit, F-UCB's diagnostics) produce.
+AUDITED = None
 
 
 @cache
