@@ -25,7 +25,7 @@ import networkx as nx
 import numpy as np
 
 from ..core.scm import DiscreteSCM, NotIdentifiableError
-from .environment import CellDecomposition
+from .model import CellDecomposition
 
 __all__ = [
     "identified_discrepancy",
@@ -220,7 +220,8 @@ def monotone_counterfactual(
             observed_desc = sorted(model.descendants(node) & set(ev))
             if observed_desc:
                 raise NotIdentifiableError(
-                    f"node {node!r} has no evidence but its descendant {observed_desc[0]!r} does; give evidence on {node!r}"
+                    f"node {node!r} has no evidence but its descendant {observed_desc[0]!r} does; "
+                    f"give evidence on {node!r}"
                 )
             lo, hi = 0.0, 1.0
         new = []
@@ -241,7 +242,7 @@ def monotone_counterfactual(
 
 def monotone_counterfactual_means(env, sensitive: str) -> np.ndarray:
     """``E[R(a, s) | x]`` for every context, arm and value ``s`` of the sensitive attribute of a
-    :class:`~causalbandits_lib.fucb.environment.CausalBanditEnv`, under the monotone coupling
+    :class:`~causalbandits_lib.fucb.model.CausalBanditEnv`, under the monotone coupling
     (:func:`monotone_counterfactual`), shape ``(n_contexts, n_arms, card(S))``.
 
     Reward nodes that are arm nodes take the arm's value, the sensitive node takes ``s``, user

@@ -1,11 +1,12 @@
 """The runs behind Figure 2b and Tables 1 and 2 of Huang, Zhang and Wu (AAAI 2022), kept out of
 the notebooks so their cells stay short.
 
-- :func:`email_setup`, :func:`adult_setup`: the environments, graphs, separators, decompositions
-  and discrepancy estimators of the two experiments;
+- :func:`email_setup`, :func:`adult_setup` (and :func:`adult_setup_from_users`): the
+  environments, graphs, separators, decompositions and discrepancy estimators of the two
+  experiments;
 - :func:`make_policy`: UCB, C-UCB, D-UCB and the F-UCB variants by name;
-- :func:`audited_run`: one algorithm with the unfair-decision auditor riding along;
-- :func:`unfair_counts`: per-run counts of unfair decisions under each definition the book uses;
+- :func:`audited_run`: one algorithm with the unfair-decision auditor riding along (the counts of
+  unfair decisions are :func:`~causalbandits_lib.fucb.auditing.unfair_counts`);
 - :func:`offline_estimation_error`: how fast each decomposition learns the arm means from random
   play (notebook 1).
 """
@@ -15,16 +16,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+import networkx as nx
 import numpy as np
 
 from ..core.runner import SimulationResult, simulate
-from .adult_video import (
+from .algorithms import (
+    BoundedDiscrepancy,
+    DecomposedUCB,
+    DecomposedUCBConfig,
+    FairUCB,
+    FairUCBConfig,
+    IdentifiedDiscrepancy,
+    linear_features,
+)
+from .auditing import Audited, FairnessAuditor
+from .instances.adult_video import (
     REWARD as ADULT_REWARD,
 )
-from .adult_video import (
+from .instances.adult_video import (
     SENSITIVE as ADULT_SENSITIVE,
 )
-from .adult_video import (
+from .instances.adult_video import (
     USER_NODES,
     VIDEO_NODES,
     adult_video_env,
@@ -35,7 +47,7 @@ from .adult_video import (
     sensitive_descendants,
     split_users,
 )
-from .email_campaign import (
+from .instances.email_campaign import (
     ARM_NODES,
     CONTEXT_NODES,
     INTERMEDIATE_NODES,
@@ -44,21 +56,18 @@ from .email_campaign import (
     email_campaign_env,
     email_graph,
 )
-from .environment import CausalBanditEnv, CellDecomposition
-from .fair_linucb import linear_features
-from .policies import Audited, BoundedDiscrepancy, DecomposedUCB, FairnessAuditor, FairUCB, IdentifiedDiscrepancy
+from .model import CausalBanditEnv, CellDecomposition
 from .separators import minimum_domain_separator
 
 __all__ = [
     "FUCB_VARIANTS",
-    "UNFAIR_DEFINITIONS",
     "EmailSetup",
     "AdultSetup",
     "email_setup",
     "adult_setup",
+    "adult_setup_from_users",
     "make_policy",
     "audited_run",
-    "unfair_counts",
     "offline_estimation_error",
     "tau_key",
     "markdown_table",
@@ -70,12 +79,6 @@ FUCB_VARIANTS: dict[str, dict] = {
     "F-UCB-diff": {"fair_radius": "diff"},
     "F-UCB-diff-clip": {"fair_radius": "diff", "clip_radius": True},
 }
-
-#: Definitions of an unfair decision at level τ (the paper gives none):
-#: ``auditor_paper``: Δ̂ + radius of Eq. 12 as printed > τ, computed by the shared auditor from the
-#: algorithm's own history; ``auditor_diff``: the same with the propagated radius; ``estimate``:
-#: Δ̂ alone > τ; ``true``: the exact |Δ(x_t, a_t)| of the model > τ.
-UNFAIR_DEFINITIONS = ("auditor_paper", "auditor_diff", "estimate", "true")
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
@@ -160,10 +163,38 @@ def adult_setup(
     sigma: float = 0.1,
 ) -> AdultSetup:
     """Users, learned graph, fitted user model, bandit, separator and estimators of the Adult-Video
-    experiment (see :mod:`causalbandits_lib.fucb.adult_video` for every choice)."""
+    experiment (see :mod:`causalbandits_lib.fucb.instances.adult_video` for every choice): the
+    users of :func:`~causalbandits_lib.fucb.instances.adult_video.load_adult_users`, then
+    :func:`adult_setup_from_users`."""
     users, prov = load_adult_users(age_threshold=age_threshold, stand_in_rng=stand_in_rng)
+    return adult_setup_from_users(users, prov, split_rng, n_users, significance, sigma)
+
+
+def adult_setup_from_users(
+    users: np.ndarray,
+    provenance: dict,
+    split_rng: np.random.Generator,
+    n_users: int = 10000,
+    significance: float = 0.01,
+    sigma: float = 0.1,
+    user_graph: nx.DiGraph | Sequence[tuple[str, str]] | None = None,
+) -> AdultSetup:
+    """The Adult-Video experiment on given binarised ``users`` (columns
+    :data:`~causalbandits_lib.fucb.instances.adult_video.USER_NODES`): ``n_users`` rows drawn with
+    ``split_rng`` and split in half, the user graph learned on the offline half by PC at level
+    ``significance`` (or ``user_graph``, a graph or a list of edges among the user features, as
+    given: the search is skipped), the user model fitted on
+    it, the bandit on the online half, the separator and both discrepancy estimators."""
     offline, online = split_users(users, n_users, split_rng)
-    user_graph = learn_user_graph(offline, significance)
+    if user_graph is None:
+        user_graph = learn_user_graph(offline, significance)
+    else:
+        edges = list(user_graph.edges()) if isinstance(user_graph, nx.DiGraph) else [tuple(e) for e in user_graph]
+        user_graph = nx.DiGraph()
+        user_graph.add_nodes_from(USER_NODES)
+        user_graph.add_edges_from(edges)
+        if set(user_graph.nodes) != set(USER_NODES) or not nx.is_directed_acyclic_graph(user_graph):
+            raise ValueError(f"user_graph must be a DAG on the user features {USER_NODES}, got edges {edges}")
     model = fit_user_model(offline, user_graph)
     env = adult_video_env(online, model, sigma)
     graph = adult_video_graph(user_graph)
@@ -178,7 +209,9 @@ def adult_setup(
     }
     features = linear_features(env.context_codes, env.arm_codes)
     groups = env.context_codes[:, USER_NODES.index(ADULT_SENSITIVE)]
-    return AdultSetup(env, user_graph, graph, w, dom, dec, desc, estimators, prov, offline, online, features, groups)
+    return AdultSetup(
+        env, user_graph, graph, w, dom, dec, desc, estimators, provenance, offline, online, features, groups
+    )
 
 
 def make_policy(
@@ -200,15 +233,14 @@ def make_policy(
     override the variant's). ``label`` names the policy (default: ``name``)."""
     common = dict(delta_power=delta_power, unseen_mean=unseen_mean, tie_break=tie_break)
     if name in ("UCB", "C-UCB", "D-UCB"):
-        return DecomposedUCB(dec, name=label or name, **common)
+        return DecomposedUCB(dec, DecomposedUCBConfig(**common), name=label or name)
     if name not in FUCB_VARIANTS:
         raise ValueError(f"unknown algorithm {name!r}; known are UCB, C-UCB, D-UCB and {sorted(FUCB_VARIANTS)}")
     if estimator is None or tau is None:
         raise ValueError(f"{name} needs a discrepancy estimator and a threshold tau")
     kw = {**FUCB_VARIANTS[name], **variant}
-    return FairUCB(
-        dec, tau, estimator, alpha_r=alpha_r, alpha_c=alpha_c, fallback=fallback, name=label or name, **common, **kw
-    )
+    config = FairUCBConfig(tau=tau, alpha_r=alpha_r, alpha_c=alpha_c, fallback=fallback, **common, **kw)
+    return FairUCB(dec, estimator, config, name=label or name)
 
 
 def audited_run(
@@ -225,20 +257,6 @@ def audited_run(
         metrics += ["fallback", "fair_set_size", "own_ucb_delta"]
     auditor = FairnessAuditor(estimator, delta_power=delta_power, unseen_mean=unseen_mean)
     return simulate(env, Audited(policy, auditor), T, seed, n_runs=n_runs, metrics=metrics)
-
-
-def unfair_counts(result: SimulationResult, taus: Sequence[float], definition: str = "auditor_paper") -> np.ndarray:
-    """Number of unfair decisions per run at each τ, shape ``(len(taus), n_runs)`` (see
-    :data:`UNFAIR_DEFINITIONS`)."""
-    if definition not in UNFAIR_DEFINITIONS:
-        raise ValueError(f"definition={definition!r} is not allowed; use one of {UNFAIR_DEFINITIONS}")
-    if definition == "true":
-        score = np.abs(result["discrepancy"])
-    elif definition == "estimate":
-        score = result["audit_delta_hat"]
-    else:
-        score = result["audit_delta_hat"] + result["audit_radius_" + definition.split("_")[1]]
-    return np.stack([(score > float(tau)).sum(axis=1) for tau in taus])
 
 
 def offline_estimation_error(

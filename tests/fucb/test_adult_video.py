@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from causalbandits_lib.core import datasets
-from causalbandits_lib.fucb import adult_video as av
 from causalbandits_lib.fucb.experiments import adult_setup
+from causalbandits_lib.fucb.instances import adult_video as av
 
 
 def shared_data_dir():
@@ -103,14 +103,3 @@ def test_graph_model_and_bandit_on_the_stand_in(no_data):
         av.split_users(setup.online, 10**6, np.random.default_rng(0))
     with pytest.raises(ValueError, match="temporal_order"):
         av.learn_user_graph(setup.offline, temporal_order=(("sex",), ("age",)))
-
-
-def test_user_sequence_serves_each_user_once_per_pass():
-    from causalbandits_lib.core.streams import RunStreams
-    from causalbandits_lib.fucb.environment import UserSequence
-
-    seq = UserSequence(np.arange(10))
-    seq.reset(RunStreams(0, [0, 1, 2]))
-    served = np.stack([seq.draw(t) for t in range(10)], axis=1)
-    assert all(sorted(row) == list(range(10)) for row in served)
-    assert not np.array_equal(served[0], served[1])

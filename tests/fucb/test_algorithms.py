@@ -1,109 +1,35 @@
-"""D-UCB, F-UCB, the UCB baselines, Fair-LinUCB and the auditor: vectorised runs equal one-at-a-time
-runs bit for bit, each converges on a small instance with a known answer, and the regret bounds
-match hand computations."""
+"""D-UCB, F-UCB, the UCB baselines and Fair-LinUCB: each converges on a small instance with a known
+answer, the fast path of the bounded estimator equals its general sums, and the configurations
+reject what is not allowed. (All runs at once equal one run at a time: the registry entries and
+``tests/test_contracts.py``.)"""
 
 from __future__ import annotations
 
-import math
+import dataclasses
 
 import numpy as np
 import pytest
 
-from causalbandits_lib.core.runner import simulate, simulate_loop
+from causalbandits_lib.core.runner import simulate
 from causalbandits_lib.core.scm import DiscreteSCM
-from causalbandits_lib.fucb import regret_bounds as rb
-from causalbandits_lib.fucb.environment import CausalBanditEnv, IIDContexts
-from causalbandits_lib.fucb.experiments import FUCB_VARIANTS, audited_run, email_setup, make_policy, unfair_counts
-from causalbandits_lib.fucb.fair_linucb import FairLinUCB, linear_features
-from causalbandits_lib.fucb.policies import (
-    Audited,
+from causalbandits_lib.fucb.algorithms import (
     BoundedDiscrepancy,
     DecomposedUCB,
-    FairnessAuditor,
+    DecomposedUCBConfig,
+    FairLinUCB,
     FairUCB,
+    FairUCBConfig,
     IdentifiedDiscrepancy,
+    linear_features,
 )
-
-METRICS_ALL = ("regret", "reward", "discrepancy", "audit_delta_hat", "audit_radius_paper", "audit_radius_diff")
+from causalbandits_lib.fucb.experiments import email_setup
+from causalbandits_lib.fucb.instances.toy import fair_toy
+from causalbandits_lib.fucb.model import CausalBanditEnv, IIDContexts
 
 
 @pytest.fixture(scope="module")
 def email():
     return email_setup()
-
-
-def fair_toy(sigma=0.1):
-    """Context S; arm 0 pays 0.3 to S=0 and 1.0 to S=1 (Δ = 0.7), arm 1 pays 0.5 to both (Δ = 0),
-    through an intermediate Z."""
-    pz1 = np.array([[0.3, 0.5], [1.0, 0.5]])  # P(Z=1 | S, A)
-    model = DiscreteSCM(
-        {"S": (0, 1), "A": (0, 1), "Z": (0, 1)},
-        {"S": ((), [0.5, 0.5]), "A": ((), [0.5, 0.5]), "Z": (("S", "A"), np.stack([1 - pz1, pz1], axis=-1))},
-    )
-    env = CausalBanditEnv(model, ("S",), ("A",), {"Z": 1.0}, sigma, IIDContexts([0.5, 0.5]), name="fair toy")
-    dec = env.decomposition(("Z",))
-    env.discrepancy = (dec.probs[1] - dec.probs[0]) @ dec.cell_means * np.ones((2, 1))
-    return env, dec
-
-
-def assert_same(a, b, metrics):
-    for m in metrics:
-        np.testing.assert_array_equal(a[m], b[m], err_msg=m)
-
-
-@pytest.mark.parametrize("name", ["UCB", "C-UCB", "D-UCB"])
-def test_baselines_vectorised_equal_loop(email, name):
-    dec, est = email.decompositions[name], email.estimator
-    make = lambda: Audited(make_policy(name, dec), FairnessAuditor(est))  # noqa: E731
-    vec = simulate(email.env, make(), 150, 7, n_runs=3, metrics=METRICS_ALL)
-    loop = simulate_loop(lambda: email.env, make, 150, 7, 3, metrics=METRICS_ALL)
-    assert_same(vec, loop, METRICS_ALL)
-
-
-@pytest.mark.parametrize(
-    "kw",
-    [
-        {"variant": "F-UCB"},
-        {"variant": "F-UCB-diff"},
-        {"variant": "F-UCB-diff-clip"},
-        {"variant": "F-UCB", "fallback": "unconstrained", "tie_break": "random"},
-        {"variant": "F-UCB-diff", "fallback": "safe_arm", "safe_arm": 5, "alpha_r": 2.0, "alpha_c": 0.5},
-    ],
-)
-def test_fucb_vectorised_equal_loop(email, kw):
-    kw = dict(kw)
-    variant = kw.pop("variant")
-    dec = email.decompositions["D-UCB"]
-    make = lambda: Audited(make_policy(variant, dec, email.estimator, 0.3, **kw), FairnessAuditor(email.estimator))  # noqa: E731
-    metrics = METRICS_ALL + ("fallback", "fair_set_size", "own_ucb_delta")
-    vec = simulate(email.env, make(), 150, 3, n_runs=3, metrics=metrics)
-    loop = simulate_loop(lambda: email.env, make, 150, 3, 3, metrics=metrics)
-    assert_same(vec, loop, metrics)
-
-
-def test_auditor_equals_fucbs_own_bound(email):
-    r = audited_run(
-        email.env, make_policy("F-UCB", email.decompositions["D-UCB"], email.estimator, 0.5), email.estimator, 400, 1, 2
-    )
-    np.testing.assert_allclose(r["own_ucb_delta"], r["audit_delta_hat"] + r["audit_radius_paper"], rtol=0, atol=1e-12)
-    # its unfair decisions by its own yardstick are exactly its rounds without a certified arm
-    np.testing.assert_array_equal(unfair_counts(r, [0.5])[0], r["fallback"].sum(axis=1))
-    assert np.all(unfair_counts(r, [0.1, 0.5], "true") == 0)
-    with pytest.raises(ValueError, match="definition"):
-        unfair_counts(r, [0.1], "nonsense")
-
-
-def test_bounded_estimator_and_fair_linucb_vectorised_equal_loop():
-    env, dec = fair_toy()
-    est = BoundedDiscrepancy(dec, env.varied_contexts("S", []))
-    feats = linear_features(env.context_codes, env.arm_codes)
-    for make in (
-        lambda: Audited(FairUCB(dec, 0.3, est, fair_radius="diff"), FairnessAuditor(est)),
-        lambda: Audited(FairLinUCB(feats, env.context_codes[:, 0], tie_break="random"), FairnessAuditor(est)),
-    ):
-        vec = simulate(env, make(), 200, 5, n_runs=4, metrics=METRICS_ALL)
-        loop = simulate_loop(lambda: env, make, 200, 5, 4, metrics=METRICS_ALL)
-        assert_same(vec, loop, METRICS_ALL)
 
 
 def test_point_mass_fast_path_equals_the_general_sums():
@@ -119,10 +45,6 @@ def test_point_mass_fast_path_equals_the_general_sums():
         np.testing.assert_array_equal(x, y)
     for x, y in zip(est.estimate(m, r, c, a), general.estimate(m, r, c, a)):
         np.testing.assert_array_equal(x, y)
-
-
-def _share_in_second_half(result, arm_regret_zero_mask=None):
-    return result["regret"][:, result.T // 2 :]
 
 
 def test_ducb_and_ucb_converge_on_the_toy():
@@ -141,7 +63,7 @@ def test_fucb_avoids_the_unfair_arm_on_the_toy():
     est = IdentifiedDiscrepancy(dec, env.counterfactual_contexts("S"))
     fucb = simulate(
         env,
-        FairUCB(dec, 0.3, est, fair_radius="diff"),
+        FairUCB(dec, est, tau=0.3, fair_radius="diff"),
         2000,
         0,
         n_runs=4,
@@ -165,65 +87,69 @@ def test_fair_linucb_converges_on_a_linear_instance():
 
 def test_policies_reject_bad_arguments(email):
     dec, est = email.decompositions["D-UCB"], email.estimator
-    with pytest.raises(ValueError, match="fallback"):
-        FairUCB(dec, 0.3, est, fallback="pray")
-    with pytest.raises(ValueError, match="safe_arm"):
-        FairUCB(dec, 0.3, est, fallback="safe_arm")
-    with pytest.raises(ValueError, match="tau"):
-        FairUCB(dec, 0.0, est)
-    with pytest.raises(ValueError, match="fair_radius"):
-        FairUCB(dec, 0.3, est, fair_radius="wide")
-    with pytest.raises(ValueError, match="tie_break"):
+    with pytest.raises(ValueError, match="fallback='pray'"):
+        FairUCB(dec, est, tau=0.3, fallback="pray")
+    with pytest.raises(ValueError, match="safe_arm=None"):
+        FairUCB(dec, est, tau=0.3, fallback="safe_arm")
+    with pytest.raises(ValueError, match="safe_arm=36 is not allowed; use an arm in 0..35"):
+        FairUCB(dec, est, tau=0.3, fallback="safe_arm", safe_arm=36)
+    with pytest.raises(ValueError, match="tau=0.0"):
+        FairUCB(dec, est, tau=0.0)
+    with pytest.raises(ValueError, match="fair_radius='wide'"):
+        FairUCB(dec, est, tau=0.3, fair_radius="wide")
+    with pytest.raises(ValueError, match="tie_break='coin'"):
         DecomposedUCB(dec, tie_break="coin")
-    with pytest.raises(ValueError, match="unknown algorithm"):
-        make_policy("X-UCB", dec)
     with pytest.raises(ValueError, match="same decomposition"):
-        FairUCB(email.decompositions["C-UCB"], 0.3, est)
+        FairUCB(email.decompositions["C-UCB"], est, tau=0.3)
     with pytest.raises(ValueError, match="lam"):
         FairLinUCB(np.zeros((2, 2, 3)), [0, 1], lam=0)
-    assert set(FUCB_VARIANTS) == {"F-UCB", "F-UCB-diff", "F-UCB-diff-clip"}
+    with pytest.raises(ValueError, match="tie_break"):
+        FairLinUCB(np.zeros((2, 2, 3)), [0, 1], tie_break="coin")
+    with pytest.raises(TypeError, match="tau"):
+        FairUCB(dec, est)
+    with pytest.raises(TypeError, match="FairUCBConfig"):
+        FairUCB(dec, est, DecomposedUCBConfig())
 
 
-def test_regret_bounds_by_hand_and_monotone():
-    W, T = 12, 5000
-    d = 1 / T**2
-    assert rb.theorem1_bound(W, T, d) == pytest.approx(
-        math.sqrt(W * T) * math.log(T) + math.sqrt(32 * W * T * math.log(1 / d))
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("delta_power", 0.0),
+        ("delta_power", "two"),
+        ("alpha_r", -1.0),
+        ("alpha_c", 0.0),
+        ("tau", -0.1),
+        ("unseen_mean", "none"),
+        ("clip_radius", "yes"),
+        ("tie_break", "last"),
+        ("fallback", "safe"),
+        ("fair_radius", "printed"),
+    ],
+)
+def test_config_errors_name_the_field_and_the_value(field, value):
+    with pytest.raises(ValueError, match=f"{field}={value!r} is not allowed"):
+        FairUCBConfig(**{"tau": 0.3, field: value})
+
+
+def test_configs_are_frozen_and_keywords_replace_their_fields(email):
+    dec, est = email.decompositions["D-UCB"], email.estimator
+    config = FairUCBConfig(tau=0.3, delta_power=3, tie_break="random")
+    assert config.delta_power == 3.0 and isinstance(config.delta_power, float)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.tau = 0.5
+    policy = FairUCB(dec, est, config, fallback="unconstrained", name="mine")
+    assert policy.config == dataclasses.replace(config, fallback="unconstrained")
+    assert (policy.tau, policy.delta_power, policy.tie_break, policy.fallback, policy.name) == (
+        0.3,
+        3.0,
+        "random",
+        "unconstrained",
+        "mine",
     )
-    assert rb.theorem1_probability(W, T, d) == pytest.approx(
-        1 - 2 * d * T * W - math.exp(-W * math.log(T) ** 3 / (32 * math.log(1 / d)))
-    )
-    assert rb.theorem1_probability(W, T, d, "corrected") == pytest.approx(
-        1 - 2 * W / T - math.exp(-W * math.log(T) / 128)
-    )
-    assert rb.corollary1_bound(W, T) == pytest.approx(16 * math.sqrt(W * T * math.log(T)) * math.log(T))
-    tau, d0 = 0.3, 0.0073
-    dE = 1 / T**2
-    printed = (2 / (tau - d0) + 1) * (
-        2 * math.sqrt(2 * T * W * math.log(1 / dE)) + 4 * math.sqrt(T * math.log(2 / dE) * math.log(1 / dE))
-    )
-    assert rb.theorem3_bound(W, T, tau, d0) == pytest.approx(printed)
-    li = math.log(4 * W * T / dE)
-    corrected = (2 + 2 / (tau - d0)) * (2 * math.sqrt(2 * T * W * li) + 4 * math.sqrt(T * math.log(2 / dE) * li))
-    assert rb.theorem3_bound(W, T, tau, d0, version="corrected") == pytest.approx(corrected)
-    assert rb.theorem3_alpha_condition(rb.theorem3_alpha_r(tau, d0), 1.0, tau, d0) < 0
-    assert rb.theorem3_alpha_condition(
-        rb.theorem3_alpha_r(tau, d0, version="corrected"), 1.0, tau, d0
-    ) == pytest.approx(0.0, abs=1e-12)
-    t = np.arange(2, 3000)
-    for curve in (
-        rb.theorem1_bound(W, t, 1 / t**2),
-        rb.corollary1_bound(W, t),
-        rb.theorem3_bound(W, t, tau, d0),
-        rb.theorem3_bound(W, t, tau, d0, version="corrected"),
-    ):
-        assert np.all(np.diff(curve) > 0)
-    assert np.all(np.diff([rb.theorem1_bound(k, T, d) for k in (12, 24, 36)]) > 0)
-    with pytest.raises(ValueError, match="n_cells"):
-        rb.theorem1_bound(0, T, d)
-    with pytest.raises(ValueError, match="delta"):
-        rb.theorem1_bound(W, T, 1.5)
-    with pytest.raises(ValueError, match="tau"):
-        rb.theorem3_bound(W, T, 0.005, 0.0073)
-    with pytest.raises(ValueError, match="version"):
-        rb.theorem3_bound(W, T, tau, version="draft")
+    assert config.fallback == "min_ucb_delta"  # the given configuration is not changed
+    plain = DecomposedUCB(dec, alpha_r=2)
+    assert plain.config == DecomposedUCBConfig(alpha_r=2.0) and plain.name == "D-UCB"
+    # a configuration and the same knobs given by keyword give the same runs
+    a = simulate(email.env, DecomposedUCB(dec, DecomposedUCBConfig(tie_break="random")), 60, 1, n_runs=2)
+    b = simulate(email.env, DecomposedUCB(dec, tie_break="random"), 60, 1, n_runs=2)
+    np.testing.assert_array_equal(a["regret"], b["regret"])

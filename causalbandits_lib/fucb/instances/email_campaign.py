@@ -31,9 +31,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.scm import DiscreteSCM
-from .counterfactual import identified_discrepancy, monotone_discrepancy_table
-from .environment import CausalBanditEnv, IIDContexts
+from ...core.scm import DiscreteSCM
+from ..counterfactual import identified_discrepancy, monotone_discrepancy_table
+from ..model import CausalBanditEnv, IIDContexts
 
 __all__ = [
     "CONTEXT_NODES",

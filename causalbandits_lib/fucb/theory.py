@@ -18,6 +18,11 @@ The proof's optimism step needs ``(τ − Δ_π0)(α_r − 1) ≥ 1 + α_c``, wh
 violates; the smallest admissible value is ``α_r = 1 + (1 + α_c)/(τ − Δ_π0)``. The proof's
 confidence radius uses ``log(1/δ)`` with ``δ = δ_E/(4|W|T)``, where the statement writes
 ``log(1/δ_E)``. The corrected bound makes both repairs.
+
+Eq. 12's radius at its best (ours, notebook ``fucb/03``): with ``t`` observations spread over an
+arm's cells, ``Σ_k w_k sqrt(8 log(1/δ_t)/N_k)`` with ``δ_t = 1/t²`` is smallest when the counts are
+split in proportion to ``w_k^{2/3}``, where it equals ``sqrt(16 ln t / t) (Σ_k w_k^{2/3})^{3/2}``
+(Hölder's inequality): :func:`smallest_discrepancy_radius`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ __all__ = [
     "theorem3_alpha_condition",
     "theorem3_alpha_r",
     "theorem3_bound",
+    "smallest_discrepancy_radius",
     "VERSIONS",
 ]
 
@@ -134,3 +140,19 @@ def theorem3_bound(n_cells, T, tau, delta0=0.0, delta_E=None, version: str = "pr
     li = li_E if version == "printed" else np.log(4.0 * n_cells * T / delta_E)
     width = 2.0 * np.sqrt(2.0 * T * n_cells * li) + 4.0 * np.sqrt(T * np.log(2.0 / delta_E) * li)
     return (alpha_r + 1.0) * width
+
+
+def smallest_discrepancy_radius(weights, t) -> np.ndarray:
+    """The smallest radius of ``UCB_Δ`` (Eq. 12, ``δ_t = 1/t²``) that any allocation of ``t``
+    observations to an arm's cells reaches, over all arms:
+    ``sqrt(16 ln t / t) · min_a (Σ_k w_{a,k}^{2/3})^{3/2}`` (see the module docstring).
+
+    Parameters
+    ----------
+    weights : ndarray, shape (..., n_cells)
+        The cell weights of every (context, arm): ``P(k | x, a)`` for Eq. 12 as printed, or
+        ``|P(k | s+, ·) − P(k | s−, ·)|`` for the propagated radius.
+    t : int or ndarray
+        Rounds (an array gives one value per round).
+    """
+    return np.sqrt(16 * np.log(t) / t) * ((weights ** (2 / 3)).sum(axis=-1) ** 1.5).min()

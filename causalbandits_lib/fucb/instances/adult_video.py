@@ -42,10 +42,10 @@ from typing import Sequence
 import networkx as nx
 import numpy as np
 
-from ..core import datasets
-from ..core.scm import DiscreteSCM
-from .counterfactual import monotone_discrepancy_table
-from .environment import CausalBanditEnv, UserSequence
+from ...core import datasets
+from ...core.scm import DiscreteSCM
+from ..counterfactual import monotone_discrepancy_table
+from ..model import CausalBanditEnv, UserSequence
 
 __all__ = [
     "USER_NODES",

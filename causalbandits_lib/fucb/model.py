@@ -211,19 +211,22 @@ class CausalBanditEnv:
             for n in nodes:
                 if n not in self.model.states:
                     raise ValueError(
-                        f"{self.name}: {group} names {n!r}, which is not a node of the model; nodes are {sorted(self.model.states)}"
+                        f"{self.name}: {group} names {n!r}, which is not a node of the model; "
+                        f"nodes are {sorted(self.model.states)}"
                     )
         for n in self.context_nodes:
             bad = [p for p in self.model.parents(n) if p not in self.context_nodes]
             if bad:
                 raise ValueError(
-                    f"{self.name}: context node {n!r} has parent {bad[0]!r}, which is not a context node (users arrive before anything else)"
+                    f"{self.name}: context node {n!r} has parent {bad[0]!r}, which is not a context node "
+                    "(users arrive before anything else)"
                 )
         for n in self.arm_nodes:
             bad = [p for p in self.model.parents(n) if p not in self.context_nodes and p not in self.arm_nodes]
             if bad:
                 raise ValueError(
-                    f"{self.name}: arm node {n!r} has parent {bad[0]!r}; an arm node may only depend on context or arm nodes"
+                    f"{self.name}: arm node {n!r} has parent {bad[0]!r}; "
+                    "an arm node may only depend on context or arm nodes"
                 )
         if not self.sigma >= 0:
             raise ValueError(f"{self.name}: sigma={self.sigma} must be >= 0")

@@ -1,8 +1,9 @@
-"""D-UCB, F-UCB and the UCB baselines of Huang, Zhang and Wu (AAAI 2022), vectorised over runs.
+"""D-UCB, F-UCB, the UCB baselines and Fair-LinUCB of Huang, Zhang and Wu (AAAI 2022), vectorised
+over runs.
 
-All of them are :class:`DecomposedUCB` on some set of nodes **W**: the learner keeps a running
-mean ``μ̂_w`` and count ``N_w`` per joint value ``w`` of **W** (Eq. 7) and scores arm ``a`` for the
-user ``x_t`` by
+All but Fair-LinUCB are :class:`DecomposedUCB` on some set of nodes **W**: the learner keeps a
+running mean ``μ̂_w`` and count ``N_w`` per joint value ``w`` of **W** (Eq. 7) and scores arm ``a``
+for the user ``x_t`` by
 
 ``UCB_a(t) = Σ_k P(W = k | x_t, do(a)) · (μ̂_k + α_r sqrt(2 log(1/δ_t) / max(1, N_k)))``  (Eq. 5–6)
 
@@ -12,9 +13,13 @@ with ``δ_t = t^{-p}`` (the paper's experiments: ``p = 2``, so the radius is 0 a
 - **C-UCB** (Lu et al. 2020, as the paper runs it): **W** = Pa(R).
 - **UCB** (context-free, Auer et al. 2002): **W** = the arm nodes, i.e. one cell per arm.
 - **F-UCB** (:class:`FairUCB`, Algorithm 2): D-UCB restricted to the arms whose upper confidence
-  bound on the counterfactual discrepancy is at most ``τ``.
+  bound on the counterfactual discrepancy is at most ``τ``; the discrepancy is estimated by
+  :class:`IdentifiedDiscrepancy` (Eq. 9–10) or :class:`BoundedDiscrepancy` (Theorem 2).
+- **Fair-LinUCB** (:class:`FairLinUCB`): **a reconstruction** (ours), see its docstring.
 
-Choices the paper leaves open are parameters: ``unseen_mean`` (μ̂ of a cell never visited; 0),
+Choices the paper leaves open are parameters, gathered in the frozen configurations
+:class:`DecomposedUCBConfig` and :class:`FairUCBConfig` (field names as in
+``notebooks/fucb/parameters.yml``): ``unseen_mean`` (μ̂ of a cell never visited; 0),
 ``tie_break`` ("first": lowest arm code; "random": uniform among ties from the policy's stream),
 ``clip_radius`` (cap every cell radius at 1, the width of the reward range of Assumption 2; off),
 and for F-UCB the radius of Eq. 12 (``fair_radius``), the scales ``alpha_r`` and ``alpha_c``, and
@@ -23,21 +28,27 @@ the rule when no arm is certified fair (``fallback``).
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..core.policies import CellStatistics, argmax_ties
 from ..core.streams import RunStreams
-from .environment import CellDecomposition
+from .model import CellDecomposition
 
 __all__ = [
     "log_inv_delta",
     "cell_radius",
+    "running_means",
     "IdentifiedDiscrepancy",
     "BoundedDiscrepancy",
+    "DecomposedUCBConfig",
+    "FairUCBConfig",
     "DecomposedUCB",
     "FairUCB",
-    "FairnessAuditor",
-    "Audited",
+    "FairLinUCB",
+    "linear_features",
     "FALLBACKS",
     "FAIR_RADII",
     "TIE_BREAKS",
@@ -61,9 +72,14 @@ def cell_radius(counts: np.ndarray, log_inv: float, factor: float, clip: bool = 
     return np.minimum(r, 1.0) if clip else r
 
 
-def _means(stats: CellStatistics, unseen: float) -> np.ndarray:
-    # CellStatistics.means without its np.errstate context (the division is already guarded);
-    # the expression, hence every bit of the result, is the same.
+def running_means(stats: CellStatistics, unseen: float) -> np.ndarray:
+    """The cell means ``μ̂_k`` of ``stats`` (Eq. 7), ``unseen`` where a cell has no observation,
+    shape ``(n_runs, n_cells)``.
+
+    :meth:`CellStatistics.means <causalbandits_lib.core.policies.CellStatistics.means>` without its
+    ``np.errstate`` context (the division is already guarded); the expression, hence every bit of
+    the result, is the same.
+    """
     return np.where(stats.counts > 0, stats.sums / np.maximum(stats.counts, 1.0), unseen)
 
 
@@ -207,6 +223,113 @@ class BoundedDiscrepancy:
         return delta_hat, radius_paper, rad8[idx, cells].max(axis=(1, 2))
 
 
+def _positive(name: str, value) -> float:
+    try:
+        ok = float(value) > 0
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name}={value!r} is not allowed; it must be a number > 0")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class DecomposedUCBConfig:
+    """The knobs of :class:`DecomposedUCB` (D-UCB, C-UCB, UCB), named as in
+    ``notebooks/fucb/parameters.yml``.
+
+    Attributes
+    ----------
+    delta_power : float
+        ``δ_t = t^{-delta_power}`` (the paper: 2), ``> 0``.
+    unseen_mean : float
+        ``μ̂`` of a cell with no observation (ours: 0).
+    tie_break : {"first", "random"}
+        Ties of the UCB argmax go to the lowest arm code, or uniformly at random (stream ``"ties"``).
+    clip_radius : bool
+        Cap every cell radius at 1 (ours; off in the paper).
+    alpha_r : float
+        Scale of the reward radius (1 in Algorithm 1), ``> 0``.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, the value given and what is allowed.
+    """
+
+    delta_power: float = 2.0
+    unseen_mean: float = 0.0
+    tie_break: str = "first"
+    clip_radius: bool = False
+    alpha_r: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_choice("tie_break", self.tie_break, TIE_BREAKS)
+        object.__setattr__(self, "delta_power", _positive("delta_power", self.delta_power))
+        object.__setattr__(self, "alpha_r", _positive("alpha_r", self.alpha_r))
+        try:
+            unseen = float(self.unseen_mean)
+        except (TypeError, ValueError):
+            raise ValueError(f"unseen_mean={self.unseen_mean!r} is not allowed; it must be a number") from None
+        object.__setattr__(self, "unseen_mean", unseen)
+        if self.clip_radius not in (True, False):
+            raise ValueError(f"clip_radius={self.clip_radius!r} is not allowed; use True or False")
+        object.__setattr__(self, "clip_radius", bool(self.clip_radius))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FairUCBConfig(DecomposedUCBConfig):
+    """The knobs of :class:`FairUCB` (F-UCB): those of :class:`DecomposedUCBConfig` and
+
+    Attributes
+    ----------
+    tau : float
+        Fairness threshold, ``> 0`` (required).
+    fair_radius : {"paper", "diff"}
+        The radius of Eq. 12 as printed, or the propagated one (ours; see the estimators).
+    alpha_c : float
+        Scale of the discrepancy radius (Theorem 3: 1), ``> 0``. (``alpha_r`` scales the reward
+        radius, Theorem 3: ``2/(τ − Δ_π0)``.)
+    fallback : {"min_ucb_delta", "safe_arm", "unconstrained"}
+        When no arm is certified (the paper is silent): the arm of smallest ``UCB_Δ``, ties to the
+        larger ``UCB_a`` (ours, the default); a known safe arm ``safe_arm`` (Assumption 3's ``π0``);
+        or D-UCB's unconstrained choice.
+    safe_arm : int, optional
+        The arm played by ``fallback="safe_arm"`` (required then).
+
+    Raises
+    ------
+    ValueError
+        Naming the field, the value given and what is allowed.
+    """
+
+    tau: float
+    fair_radius: str = "paper"
+    alpha_c: float = 1.0
+    fallback: str = "min_ucb_delta"
+    safe_arm: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_choice("fair_radius", self.fair_radius, FAIR_RADII)
+        _check_choice("fallback", self.fallback, FALLBACKS)
+        object.__setattr__(self, "tau", _positive("tau", self.tau))
+        object.__setattr__(self, "alpha_c", _positive("alpha_c", self.alpha_c))
+        if self.fallback == "safe_arm" and self.safe_arm is None:
+            raise ValueError("safe_arm=None is not allowed with fallback='safe_arm'; give the index of the safe arm")
+        if self.safe_arm is not None:
+            object.__setattr__(self, "safe_arm", int(self.safe_arm))
+
+
+def _configure(cls, config, knobs: dict):
+    """``config`` (an instance of ``cls``, or ``cls()`` when None) with ``knobs`` replaced."""
+    if config is None:
+        return cls(**knobs)
+    if not isinstance(config, cls):
+        raise TypeError(f"config must be a {cls.__name__}, got {type(config).__name__}")
+    return dataclasses.replace(config, **knobs) if knobs else config
+
+
 class DecomposedUCB:
     """UCB on the cells of a node set **W** (Algorithm 1 when **W** is a d-separator).
 
@@ -214,39 +337,28 @@ class DecomposedUCB:
     ----------
     dec : CellDecomposition
         The cells and the known ``P(W = k | x, do(a))``.
-    delta_power : float
-        ``δ_t = t^{-delta_power}`` (the paper: 2).
-    unseen_mean : float
-        ``μ̂`` of a cell with no observation (ours: 0).
-    tie_break : {"first", "random"}
-    clip_radius : bool
-        Cap every cell radius at 1 (ours; off in the paper).
-    alpha_r : float
-        Scale of the reward radius (1 in Algorithm 1).
+    config : DecomposedUCBConfig, optional
+        ``delta_power``, ``unseen_mean``, ``tie_break``, ``clip_radius``, ``alpha_r`` (the defaults
+        when omitted).
     name : str
+    **knobs
+        Fields of the configuration given by keyword (they replace those of ``config``), so
+        ``DecomposedUCB(dec, tie_break="random")`` works too.
     """
 
+    config_class = DecomposedUCBConfig
+
     def __init__(
-        self,
-        dec: CellDecomposition,
-        delta_power: float = 2.0,
-        unseen_mean: float = 0.0,
-        tie_break: str = "first",
-        clip_radius: bool = False,
-        alpha_r: float = 1.0,
-        name: str = "D-UCB",
+        self, dec: CellDecomposition, config: DecomposedUCBConfig | None = None, *, name: str = "D-UCB", **knobs
     ):
-        _check_choice("tie_break", tie_break, TIE_BREAKS)
-        if not delta_power > 0:
-            raise ValueError(f"delta_power={delta_power} must be > 0 (δ_t = t^-delta_power)")
-        if not alpha_r > 0:
-            raise ValueError(f"alpha_r={alpha_r} must be > 0")
+        config = _configure(self.config_class, config, knobs)
+        self.config = config
         self.dec = dec
-        self.delta_power = float(delta_power)
-        self.unseen_mean = float(unseen_mean)
-        self.tie_break = tie_break
-        self.clip_radius = bool(clip_radius)
-        self.alpha_r = float(alpha_r)
+        self.delta_power = config.delta_power
+        self.unseen_mean = config.unseen_mean
+        self.tie_break = config.tie_break
+        self.clip_radius = config.clip_radius
+        self.alpha_r = config.alpha_r
         self.name = name
 
     def reset(self, streams: RunStreams) -> None:
@@ -259,7 +371,7 @@ class DecomposedUCB:
 
     def cell_means(self) -> np.ndarray:
         """``μ̂_k``, shape ``(n_runs, n_cells)`` (``unseen_mean`` where ``N_k = 0``)."""
-        return _means(self.stats, self.unseen_mean)
+        return running_means(self.stats, self.unseen_mean)
 
     def arm_ucb(self, t: int, context: np.ndarray, means: np.ndarray | None = None) -> np.ndarray:
         """``UCB_a(t)`` of Eq. 5 for every arm, shape ``(n_runs, n_arms)``."""
@@ -280,57 +392,43 @@ class FairUCB(DecomposedUCB):
     Parameters
     ----------
     dec : CellDecomposition
-    tau : float
-        Fairness threshold.
     discrepancy : IdentifiedDiscrepancy or BoundedDiscrepancy
         How ``Δ̂`` is estimated (Eq. 10, or Theorem 2 when not identified).
-    fair_radius : {"paper", "diff"}
-        The radius of Eq. 12 as printed, or the propagated one (see the estimators).
-    alpha_c : float
-        Scale of the discrepancy radius (Theorem 3: 1).
-    fallback : {"min_ucb_delta", "safe_arm", "unconstrained"}
-        When no arm is certified (the paper is silent): the arm of smallest ``UCB_Δ``, ties to the
-        larger ``UCB_a`` (ours, the default); a known safe arm ``safe_arm`` (Assumption 3's ``π0``);
-        or D-UCB's unconstrained choice.
-    safe_arm : int, optional
-        The arm played by ``fallback="safe_arm"``.
-    **kw
-        ``delta_power``, ``unseen_mean``, ``tie_break``, ``clip_radius``, ``alpha_r``, ``name`` as in
-        :class:`DecomposedUCB` (``alpha_r`` scales the reward radius, Theorem 3: ``2/(τ − Δ_π0)``).
+    config : FairUCBConfig, optional
+        ``tau`` and the other knobs (see :class:`FairUCBConfig`); without it ``tau`` must be given
+        by keyword.
+    name : str
+    **knobs
+        Fields of :class:`FairUCBConfig` given by keyword (they replace those of ``config``), e.g.
+        ``FairUCB(dec, est, tau=0.3, fair_radius="diff")``.
 
     Per-round diagnostics: ``fallback`` (1 if no arm was certified), ``fair_set_size`` and
     ``own_ucb_delta`` (the chosen arm's ``UCB_Δ`` as this policy computed it).
     """
 
+    config_class = FairUCBConfig
+
     def __init__(
         self,
         dec: CellDecomposition,
-        tau: float,
         discrepancy: IdentifiedDiscrepancy | BoundedDiscrepancy,
-        fair_radius: str = "paper",
-        alpha_c: float = 1.0,
-        fallback: str = "min_ucb_delta",
-        safe_arm: int | None = None,
-        **kw,
+        config: FairUCBConfig | None = None,
+        *,
+        name: str = "F-UCB",
+        **knobs,
     ):
-        kw.setdefault("name", "F-UCB")
-        super().__init__(dec, **kw)
-        _check_choice("fair_radius", fair_radius, FAIR_RADII)
-        _check_choice("fallback", fallback, FALLBACKS)
-        if not tau > 0:
-            raise ValueError(f"tau={tau} must be > 0")
-        if not alpha_c > 0:
-            raise ValueError(f"alpha_c={alpha_c} must be > 0")
-        if fallback == "safe_arm" and (safe_arm is None or not 0 <= int(safe_arm) < dec.n_arms):
-            raise ValueError(f"fallback='safe_arm' needs safe_arm in 0..{dec.n_arms - 1}, got {safe_arm!r}")
+        super().__init__(dec, config, name=name, **knobs)
+        config = self.config
+        if config.fallback == "safe_arm" and not 0 <= config.safe_arm < dec.n_arms:
+            raise ValueError(f"safe_arm={config.safe_arm!r} is not allowed; use an arm in 0..{dec.n_arms - 1}")
         if discrepancy.dec is not dec:
             raise ValueError("the discrepancy estimator must be built on the same decomposition as the policy")
-        self.tau = float(tau)
+        self.tau = config.tau
         self.discrepancy = discrepancy
-        self.fair_radius = fair_radius
-        self.alpha_c = float(alpha_c)
-        self.fallback = fallback
-        self.safe_arm = None if safe_arm is None else int(safe_arm)
+        self.fair_radius = config.fair_radius
+        self.alpha_c = config.alpha_c
+        self.fallback = config.fallback
+        self.safe_arm = config.safe_arm
 
     def reset(self, streams: RunStreams) -> None:
         super().reset(streams)
@@ -371,64 +469,106 @@ class FairUCB(DecomposedUCB):
         return self._diag
 
 
-class FairnessAuditor:
-    """Counts "unfair decisions" of any algorithm the way the book defines them (the paper does not).
+def linear_features(context_features: np.ndarray, arm_features: np.ndarray, bias: bool = True) -> np.ndarray:
+    """``x_{t,a}`` for every context and arm: shape ``(n_contexts, n_arms, d_x + d_a [+ 1])``."""
+    cx = np.asarray(context_features, dtype=float)
+    ax = np.asarray(arm_features, dtype=float)
+    if cx.ndim != 2 or ax.ndim != 2:
+        raise ValueError(f"features must be 2-d tables, got shapes {cx.shape} and {ax.shape}")
+    parts = [
+        np.broadcast_to(cx[:, None, :], (len(cx), len(ax), cx.shape[1])),
+        np.broadcast_to(ax[None, :, :], (len(cx), len(ax), ax.shape[1])),
+    ]
+    if bias:
+        parts.append(np.ones((len(cx), len(ax), 1)))
+    return np.concatenate(parts, axis=-1)
 
-    It watches an algorithm's own trajectory, keeps the cell statistics F-UCB would keep on that
-    history, and before each update reports for the chosen arm ``Δ̂`` and both radii of Eq. 12.
-    A decision is unfair at level ``τ`` when ``Δ̂ + radius > τ`` (radius ``"paper"`` or ``"diff"``).
-    For F-UCB with the same settings the auditor's numbers equal the policy's own.
+
+class FairLinUCB:
+    """Fair-LinUCB, **a reconstruction** (ours), vectorised over runs.
+
+    Huang, Zhang and Wu (AAAI 2022, §4.2) compare F-UCB with
+    Fair-LinUCB of Huang, Labille, Wu, Lee and Heffernan (arXiv:2010.12102) but describe it only as a
+    LinUCB heuristic for correlation-based, group-level user-side fairness under the same linear
+    reward. Its rule is not given there and no code is public, so this class is our stand-in, built
+    from that description:
+
+    - one shared parameter vector over ``x_{t,a}`` = (user features, video features[, 1]);
+    - ridge statistics ``A = λI + Σ x xᵀ``, ``b = Σ r x`` and ``θ̂ = A⁻¹ b`` (LinUCB, Li et al. 2010);
+    - score ``θ̂ᵀx + α sqrt(xᵀ A⁻¹ x) − γ |r̄_{S=1}(a) − r̄_{S=0}(a)|``, where ``r̄_g(a)`` is the running
+      mean reward that users of group ``g`` got when shown arm ``a`` (0 before the first such round):
+      arms whose rewards differ between the groups are penalised.
+
+    Defaults ``α = 1``, ``λ = 1``, ``γ = 1``. ``A⁻¹`` is kept by Sherman-Morrison updates with
+    element-wise sums (no BLAS), so a vectorised run equals one-at-a-time runs bit for bit.
 
     Parameters
     ----------
-    estimator : IdentifiedDiscrepancy or BoundedDiscrepancy
-    delta_power, unseen_mean, clip_radius
-        As the audited F-UCB would use them.
+    features : ndarray, shape (n_contexts, n_arms, d)
+        ``x_{t,a}`` (:func:`linear_features`).
+    groups : int array, shape (n_contexts,)
+        The sensitive group (0 or 1) of every context.
+    alpha, lam, gamma : float
+        Exploration width, ridge parameter and weight of the group-gap penalty.
+    tie_break : {"first", "random"}
     """
 
-    def __init__(self, estimator, delta_power: float = 2.0, unseen_mean: float = 0.0, clip_radius: bool = False):
-        self.estimator = estimator
-        self.dec = estimator.dec
-        self.delta_power = float(delta_power)
-        self.unseen_mean = float(unseen_mean)
-        self.clip_radius = bool(clip_radius)
-
-    def reset(self, n_runs: int) -> None:
-        self.stats = CellStatistics(n_runs, self.dec.n_cells)
-
-    def measure(self, t: int, context: np.ndarray, actions: np.ndarray) -> dict[str, np.ndarray]:
-        rad8 = cell_radius(self.stats.counts, log_inv_delta(t, self.delta_power), 8.0, self.clip_radius)
-        delta_hat, r_paper, r_diff = self.estimator.estimate(
-            _means(self.stats, self.unseen_mean), rad8, context, np.asarray(actions)
-        )
-        return {"audit_delta_hat": delta_hat, "audit_radius_paper": r_paper, "audit_radius_diff": r_diff}
-
-    def observe(self, feedback: dict) -> None:
-        self.stats.add(self.dec.realized_cells(feedback), feedback["reward"])
-
-
-class Audited:
-    """A policy with a :class:`FairnessAuditor` riding along (its diagnostics carry the audit)."""
-
-    def __init__(self, policy, auditor: FairnessAuditor):
-        self.policy = policy
-        self.auditor = auditor
-        self.name = getattr(policy, "name", type(policy).__name__)
+    def __init__(
+        self,
+        features: np.ndarray,
+        groups: np.ndarray,
+        alpha: float = 1.0,
+        lam: float = 1.0,
+        gamma: float = 1.0,
+        tie_break: str = "first",
+        name: str = "Fair-LinUCB",
+    ):
+        features = np.asarray(features, dtype=float)
+        groups = np.asarray(groups, dtype=np.int64)
+        if features.ndim != 3:
+            raise ValueError(f"features must have shape (n_contexts, n_arms, d), got {features.shape}")
+        if groups.shape != (features.shape[0],) or not np.all((groups == 0) | (groups == 1)):
+            raise ValueError(f"groups must hold 0 or 1 for each of the {features.shape[0]} contexts")
+        for label, v in (("alpha", alpha), ("gamma", gamma)):
+            if not v >= 0:
+                raise ValueError(f"{label}={v} must be >= 0")
+        if not lam > 0:
+            raise ValueError(f"lam={lam} must be > 0")
+        _check_choice("tie_break", tie_break, TIE_BREAKS)
+        self.features, self.groups = features, groups
+        self.alpha, self.lam, self.gamma = float(alpha), float(lam), float(gamma)
+        self.tie_break = tie_break
+        self.name = name
+        self.n_arms, self.d = features.shape[1], features.shape[2]
 
     def reset(self, streams: RunStreams) -> None:
-        self.policy.reset(streams)
-        self.auditor.reset(streams.n_runs)
-        self._audit: dict[str, np.ndarray] = {}
+        n = streams.n_runs
+        self.a_inv = np.broadcast_to(np.eye(self.d) / self.lam, (n, self.d, self.d)).copy()
+        self.b = np.zeros((n, self.d))
+        self.group_stats = CellStatistics(n, 2 * self.n_arms)
+        self._rows = np.arange(n)
+        self._ties = streams.per_round("ties", (), "uniform") if self.tie_break == "random" else None
 
-    def select(self, t: int, context) -> np.ndarray:
-        actions = self.policy.select(t, context)
-        self._audit = self.auditor.measure(t, context, actions)
-        return actions
+    def scores(self, t: int, context: np.ndarray) -> np.ndarray:
+        """The penalised optimistic score of every arm, shape ``(n_runs, n_arms)``."""
+        x = self.features[context]  # (n_runs, n_arms, d)
+        theta = (self.a_inv * self.b[:, None, :]).sum(axis=-1)
+        mean = (x * theta[:, None, :]).sum(axis=-1)
+        ax = (self.a_inv[:, None, :, :] * x[:, :, None, :]).sum(axis=-1)
+        width = np.sqrt(np.maximum((ax * x).sum(axis=-1), 0.0))
+        counts, sums = self.group_stats.counts, self.group_stats.sums
+        gm = np.where(counts > 0, sums / np.maximum(counts, 1.0), 0.0).reshape(-1, 2, self.n_arms)
+        gap = np.abs(gm[:, 1] - gm[:, 0])
+        return mean + self.alpha * width - self.gamma * gap
+
+    def select(self, t: int, context: np.ndarray) -> np.ndarray:
+        return argmax_ties(self.scores(t, context), None if self._ties is None else self._ties.at(t))
 
     def update(self, t: int, context, actions, feedback) -> None:
-        self.policy.update(t, context, actions, feedback)
-        self.auditor.observe(feedback)
-
-    def diagnostics(self) -> dict[str, np.ndarray]:
-        own = getattr(self.policy, "diagnostics", None)
-        return {**(own() if own is not None else {}), **self._audit}
+        x = self.features[context, actions]  # (n_runs, d)
+        r = feedback["reward"]
+        ax = (self.a_inv * x[:, None, :]).sum(axis=-1)
+        denom = 1.0 + (x * ax).sum(axis=-1)
+        self.a_inv -= ax[:, :, None] * ax[:, None, :] / denom[:, None, None]
+        self.b += r[:, None] * x
+        self.group_stats.add(self.groups[context] * self.n_arms + actions, r)

@@ -1,0 +1,74 @@
+"""The experiments' building blocks: policies by name, the offline estimation error of notebook 1,
+the Adult-Video setup on given users, and the table helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.fucb.algorithms import DecomposedUCB, FairUCB
+from causalbandits_lib.fucb.experiments import (
+    FUCB_VARIANTS,
+    adult_setup_from_users,
+    email_setup,
+    make_policy,
+    markdown_table,
+    offline_estimation_error,
+    tau_key,
+)
+from causalbandits_lib.fucb.instances.adult_video import synthetic_adult_users
+
+
+@pytest.fixture(scope="module")
+def email():
+    return email_setup()
+
+
+def test_make_policy_by_name(email):
+    dec, est = email.decompositions["D-UCB"], email.estimator
+    assert set(FUCB_VARIANTS) == {"F-UCB", "F-UCB-diff", "F-UCB-diff-clip"}
+    ucb = make_policy("UCB", email.decompositions["UCB"], tie_break="random")
+    assert type(ucb) is DecomposedUCB and ucb.name == "UCB" and ucb.tie_break == "random"
+    clip = make_policy("F-UCB-diff-clip", dec, est, 0.2, alpha_r=2.0, label="mine")
+    assert isinstance(clip, FairUCB) and clip.name == "mine"
+    assert (clip.fair_radius, clip.clip_radius, clip.tau, clip.alpha_r) == ("diff", True, 0.2, 2.0)
+    assert make_policy("F-UCB", dec, est, 0.3, fair_radius="diff").fair_radius == "diff"  # keywords override
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        make_policy("X-UCB", dec)
+    with pytest.raises(ValueError, match="needs a discrepancy estimator and a threshold tau"):
+        make_policy("F-UCB", dec, est)
+
+
+def test_offline_estimation_error_shrinks_with_data(email):
+    decs = {name: email.decompositions[name] for name in ("D-UCB", "UCB")}
+    a = offline_estimation_error(email.env, decs, [50, 2000], 3, np.random.default_rng(0))
+    b = offline_estimation_error(email.env, decs, [2000, 50], 3, np.random.default_rng(0))
+    for name in decs:
+        assert a[name]["rmse"].shape == a[name]["width"].shape == (2, 3)
+        np.testing.assert_array_equal(a[name]["rmse"], b[name]["rmse"])  # checkpoints are sorted
+        assert np.all(a[name]["width"][1] < a[name]["width"][0])
+    assert np.all(a["D-UCB"]["rmse"][1] < a["D-UCB"]["rmse"][0])
+    assert np.all(a["D-UCB"]["width"] < a["UCB"]["width"])  # 12 cells against 36
+    with pytest.raises(ValueError, match="positive"):
+        offline_estimation_error(email.env, decs, [0, 10], 2, np.random.default_rng(0))
+
+
+def test_adult_setup_on_given_users_and_graph():
+    users = synthetic_adult_users(600, np.random.default_rng(0))
+    edges = [("sex", "age"), ("sex", "income"), ("age", "income")]
+    s = adult_setup_from_users(users, {"stand_in": True}, np.random.default_rng(1), n_users=300, user_graph=edges)
+    assert sorted(s.user_graph.edges()) == sorted(edges) and set(s.user_graph.nodes) == {"age", "sex", "race", "income"}
+    assert len(s.offline) == len(s.online) == 150
+    assert s.separator == ("age", "income", "ratings", "views") and s.descendants == ("age", "income")
+    assert s.estimator().kind == "bounded" and s.estimator("identified").kind == "identified"
+    with pytest.raises(ValueError, match="cf_estimator"):
+        s.estimator("guess")
+    with pytest.raises(ValueError, match="DAG on the user features"):
+        adult_setup_from_users(users, {}, np.random.default_rng(1), 300, user_graph=[("age", "sex"), ("sex", "age")])
+
+
+def test_table_helpers():
+    assert tau_key(0.1) == "tau_0.1" and tau_key(0.5) == "tau_0.5"
+    assert (
+        markdown_table(["a", "b"], [[1.25, "x"], [1234.0, 2]]) == "| a | b |\n|---|---|\n| 1.2 | x |\n| 1,234.0 | 2 |"
+    )

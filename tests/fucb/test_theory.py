@@ -1,0 +1,73 @@
+"""The regret bounds of Theorems 1 and 3 against hand computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.fucb import theory
+
+
+def test_regret_bounds_by_hand_and_monotone():
+    W, T = 12, 5000
+    d = 1 / T**2
+    assert theory.theorem1_bound(W, T, d) == pytest.approx(
+        math.sqrt(W * T) * math.log(T) + math.sqrt(32 * W * T * math.log(1 / d))
+    )
+    assert theory.theorem1_probability(W, T, d) == pytest.approx(
+        1 - 2 * d * T * W - math.exp(-W * math.log(T) ** 3 / (32 * math.log(1 / d)))
+    )
+    assert theory.theorem1_probability(W, T, d, "corrected") == pytest.approx(
+        1 - 2 * W / T - math.exp(-W * math.log(T) / 128)
+    )
+    assert theory.corollary1_bound(W, T) == pytest.approx(16 * math.sqrt(W * T * math.log(T)) * math.log(T))
+    tau, d0 = 0.3, 0.0073
+    dE = 1 / T**2
+    printed = (2 / (tau - d0) + 1) * (
+        2 * math.sqrt(2 * T * W * math.log(1 / dE)) + 4 * math.sqrt(T * math.log(2 / dE) * math.log(1 / dE))
+    )
+    assert theory.theorem3_bound(W, T, tau, d0) == pytest.approx(printed)
+    li = math.log(4 * W * T / dE)
+    corrected = (2 + 2 / (tau - d0)) * (2 * math.sqrt(2 * T * W * li) + 4 * math.sqrt(T * math.log(2 / dE) * li))
+    assert theory.theorem3_bound(W, T, tau, d0, version="corrected") == pytest.approx(corrected)
+    assert theory.theorem3_alpha_condition(theory.theorem3_alpha_r(tau, d0), 1.0, tau, d0) < 0
+    assert theory.theorem3_alpha_condition(
+        theory.theorem3_alpha_r(tau, d0, version="corrected"), 1.0, tau, d0
+    ) == pytest.approx(0.0, abs=1e-12)
+    t = np.arange(2, 3000)
+    for curve in (
+        theory.theorem1_bound(W, t, 1 / t**2),
+        theory.corollary1_bound(W, t),
+        theory.theorem3_bound(W, t, tau, d0),
+        theory.theorem3_bound(W, t, tau, d0, version="corrected"),
+    ):
+        assert np.all(np.diff(curve) > 0)
+    assert np.all(np.diff([theory.theorem1_bound(k, T, d) for k in (12, 24, 36)]) > 0)
+    with pytest.raises(ValueError, match="n_cells"):
+        theory.theorem1_bound(0, T, d)
+    with pytest.raises(ValueError, match="delta"):
+        theory.theorem1_bound(W, T, 1.5)
+    with pytest.raises(ValueError, match="tau"):
+        theory.theorem3_bound(W, T, 0.005, 0.0073)
+    with pytest.raises(ValueError, match="version"):
+        theory.theorem3_bound(W, T, tau, version="draft")
+
+
+def test_smallest_discrepancy_radius_is_the_best_allocation():
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(5), size=(3, 4))  # (context, arm, cell) weights
+    t = 5000
+    got = theory.smallest_discrepancy_radius(w, t)
+
+    def radius(weights, counts):  # Eq. 12 with δ_t = 1/t²: Σ_k w_k sqrt(8 log(t²) / N_k)
+        return float((weights * np.sqrt(8 * 2 * np.log(t) / counts)).sum())
+
+    best = min(radius(row, t * row ** (2 / 3) / (row ** (2 / 3)).sum()) for row in w.reshape(-1, 5))
+    assert got == pytest.approx(best, rel=1e-12)
+    for row in w.reshape(-1, 5)[:4]:
+        for _ in range(50):  # no other allocation of the t observations does better
+            assert radius(row, t * rng.dirichlet(np.ones(5))) >= got - 1e-12
+    half = theory.smallest_discrepancy_radius(np.array([[0.5, 0.5]]), np.array([10.0, t]))
+    np.testing.assert_allclose(half, np.sqrt(16 * np.log([10.0, t]) / [10.0, t]) * np.sqrt(2), rtol=1e-14)
