@@ -87,7 +87,9 @@ test-notebooks: $(STAMP)
 test-book: $(STAMP) $(MATHJAX)
 	$(PY) -m pytest -m book tests
 
+# The peer library (MABWiser) is only needed here, not by the book: pinned in its own lock.
 bench: $(STAMP)
+	$(PY) -m pip install --quiet --no-deps -r requirements-bench.lock
 	$(PY) -m benchmarks --out _build/bench.json
 
 reproduce: $(STAMP)

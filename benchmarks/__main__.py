@@ -1,4 +1,6 @@
-"""``python -m benchmarks [--only NAME] [--out FILE]``: time every registry entry with a ``bench_T``."""
+"""``python -m benchmarks [--only NAME] [--no-peers] [--out FILE]``: time every registry entry with a
+``bench_T`` (all runs at once against one run at a time), then UCB1 beside MABWiser and beside a
+minimal compiled loop (:mod:`benchmarks.peers`), all in one run."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from causalbandits_lib.book.provenance import package_versions
 from causalbandits_lib.book.records import atomic_write_text
 
 from .harness import run_entry
+from .peers import check_targets, run_peers
 
 
 def main(argv=None) -> int:
@@ -21,6 +24,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", help="run only entries whose name contains this text")
     parser.add_argument("--out", default="_build/bench.json", help="JSON file for the results [%(default)s]")
     parser.add_argument("--repeat", type=int, default=3, help="timing repetitions (best is kept) [%(default)s]")
+    parser.add_argument("--no-peers", action="store_true", help="skip UCB1 against MABWiser and the compiled limit")
     args = parser.parse_args(argv)
     entries = [e for e in registry_entries() if e.bench_T is not None and (not args.only or args.only in e.name)]
     if not entries:
@@ -44,8 +48,26 @@ def main(argv=None) -> int:
             print(f"  target: >= {entry.target_ratio:g}x at {top['n_runs']} runs: {verdict} ({top['ratio']:.1f}x)")
             if not ok:
                 failures.append(entry.name)
+    peers = []
+    if not args.no_peers and not args.only:
+        print("\nUCB1 against a peer library and the practical limit (run-steps per second):")
+        peers = run_peers(repeat=args.repeat)
+        for r in peers:
+            mab = r.get("mabwiser_steps_per_second")
+            print(
+                f"  {r['problem']}, {r['runs']} runs: project {r['project_compiled_steps_per_second']:,.0f} "
+                f"(numpy path {r['project_numpy_steps_per_second']:,.0f}), limit {r['limit_steps_per_second']:,.0f}, "
+                + (f"MABWiser {mab:,.0f}" if mab else "MABWiser not installed")
+            )
+            ratio = f"{r['project_over_mabwiser']:.0f}x MABWiser" if mab else "no MABWiser ratio"
+            print(f"    limit/project {r['limit_over_project']:.2f}, project {ratio}")
+        missed = check_targets(peers)
+        for m in missed:
+            print(f"  target NOT MET: {m}")
+        failures.extend(missed)
     payload = {
         "results": results,
+        "peers": peers,
         "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
         "versions": package_versions(),
         "failures": failures,
