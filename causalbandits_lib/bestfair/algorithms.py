@@ -7,7 +7,13 @@ sample pool as cell counts, its answer) is an array with a leading runs axis; on
 draws of a phase loop over runs, each from the run's own generator
 (:class:`~causalbandits_lib.core.streams.RunStreams`), so run ``i``'s result does not depend on which
 other runs are simulated with it. :func:`identify_loop` is the reference that simulates one run at
-a time; the tests and the benchmark check that it agrees with :func:`identify` bit for bit.
+a time; the notebook, the conformance test and the benchmark check that it agrees with
+:func:`identify` bit for bit.
+
+:class:`Identification` is one algorithm on one problem with a budget of ``T`` pulls, in the shape
+of the core's :class:`~causalbandits_lib.core.protocols.Identifier` protocol (``identify(seed,
+runs)``); :func:`identify` builds one and runs it. The chapter's registry
+(:mod:`.registry`) registers identifications for the conformance test and the benchmark.
 
 Reconstructed or unstated details (notes §3 and §8), each a field of :class:`AlgorithmConfig`:
 
@@ -27,7 +33,7 @@ Reconstructed or unstated details (notes §3 and §8), each a field of :class:`A
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -37,13 +43,14 @@ from .allocation import (
     ALL_BLOCKS,
     FAIRNESS_BLOCKS,
     OUTCOME_BLOCK,
+    PHASE_RULES,
     AllocationLP,
     n_phases,
     phase_budgets,
     round_allocation,
 )
 from .estimators import WeightedEstimator
-from .problem import FairArmsProblem
+from .model import FairArmsProblem
 
 __all__ = [
     "ALGORITHMS",
@@ -51,11 +58,9 @@ __all__ = [
     "NO_FAIR_ARM",
     "AlgorithmConfig",
     "IdentificationResult",
+    "Identification",
     "identify",
     "identify_loop",
-    "draw_counts",
-    "error_rates",
-    "budget_curves",
 ]
 
 #: The four algorithms of the paper's figures (red, green, blue, purple).
@@ -91,6 +96,15 @@ class AlgorithmConfig:
         uses. ``"split"`` (our variant, not the paper's): the phase's pulls are split equally between
         the kinds of pull used, and each share is allocated by the single-block max-min LP; it keeps
         one badly conditioned block (a huge ``D``) from starving the others.
+
+    ``allocation``, ``phase_rule`` and ``log_base`` are also the names of the notebooks' parameters
+    (``notebooks/bestfair/parameters.yml``). ``budget`` is the average *cost* budget ``B``; the
+    number of pulls ``T`` (the paper's "budget" on its figures' x axes) is not a configuration.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, its value and what is allowed.
     """
 
     phase_rule: str = "log2_10sqrtT"
@@ -102,11 +116,13 @@ class AlgorithmConfig:
     allocation: str = "maxmin"
 
     def __post_init__(self):
-        n_phases(100, self.phase_rule)
+        if self.phase_rule not in PHASE_RULES:
+            raise ValueError(f"phase_rule={self.phase_rule!r}; allowed are {PHASE_RULES}")
         if not self.log_base > 1:
             raise ValueError(f"log_base={self.log_base!r} must be > 1")
-        if not (self.reward_margin > 0 and self.fairness_margin > 0):
-            raise ValueError("reward_margin and fairness_margin must be positive")
+        for name in ("reward_margin", "fairness_margin"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name}={getattr(self, name)!r} must be positive")
         if self.budget is not None and not self.budget >= 0:
             raise ValueError(f"budget={self.budget!r} must be >= 0 or None")
         if not 0 < self.stage_split < 1:
@@ -141,6 +157,9 @@ class IdentificationResult:
         1 for every CSR phase; 1 (fairness screening) or 2 (SRIS) for the two-stage baseline.
     finished : int ndarray, shape (n,)
         The phase after which a run had a single arm left (0 if it ran to the end).
+
+    Results of the same identification compare bit for bit (:meth:`equals`), stack when their runs
+    are disjoint (:meth:`concatenate`) and restrict to some runs (:meth:`select_runs`).
     """
 
     algorithm: str
@@ -182,6 +201,8 @@ class IdentificationResult:
 
     @staticmethod
     def concatenate(results: Sequence["IdentificationResult"]) -> "IdentificationResult":
+        """The results of disjoint runs of the same algorithm, problem and budget stacked in the given
+        order (the LP solves they report are summed)."""
         first = results[0]
         arrays = {a: np.concatenate([getattr(r, a) for r in results]) for a in IdentificationResult.ARRAYS}
         return IdentificationResult(
@@ -194,6 +215,11 @@ class IdentificationResult:
             info={"lp_solves": sum(r.info.get("lp_solves", 0) for r in results)},
             **arrays,
         )
+
+    def select_runs(self, rows: Sequence[int]) -> "IdentificationResult":
+        """The result restricted to the given rows (positions along the runs axis, in that order)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return replace(self, info=dict(self.info), **{a: getattr(self, a)[rows] for a in self.ARRAYS})
 
 
 class _Runs:
@@ -283,29 +309,29 @@ def _csr(problem, T, tolerance, seed, runs, config, cumulative, algorithm, lp, e
     last_F = np.zeros((n, K), dtype=bool)
     last_Y = np.full((n, K), np.nan)
     s.remaining[:, 0] = R
-    for l in range(1, P + 1):
+    for phase in range(1, P + 1):
         if active.any():
-            alloc = s.allocate(R, active, int(taus[l - 1]), ALL_BLOCKS)
+            alloc = s.allocate(R, active, int(taus[phase - 1]), ALL_BLOCKS)
             counts = s.pull(active, alloc)
             pool = pool + counts if cumulative else counts
-            Yh, z, zr = est.estimate_all(pool, l)
-            F = R & s.certified_fair(z, zr, l)
+            Yh, z, zr = est.estimate_all(pool, phase)
+            F = R & s.certified_fair(z, zr, phase)
             with np.errstate(invalid="ignore"):
                 YH = np.where(F, Yh, -np.inf).max(axis=1)
-                elim = (YH[:, None] > Yh + config.reward_margin / 2.0**l) | s.unfair(z, zr, l)
+                elim = (YH[:, None] > Yh + config.reward_margin / 2.0**phase) | s.unfair(z, zr, phase)
             update = active & F.any(axis=1)
             R = np.where(update[:, None], R & ~elim, R)
             act = active[:, None]
             last_F = np.where(act, F, last_F)
             last_Y = np.where(act, Yh, last_Y)
-            s.allocation[:, l - 1] = alloc
-            s.fair_set[:, l - 1] = F & act
-            s.estimates[:, l - 1] = np.where(act[:, None, :], np.stack([Yh, z, zr], axis=1), np.nan)
+            s.allocation[:, phase - 1] = alloc
+            s.fair_set[:, phase - 1] = F & act
+            s.estimates[:, phase - 1] = np.where(act[:, None, :], np.stack([Yh, z, zr], axis=1), np.nan)
             single = active & (R.sum(axis=1) == 1)
             s.chosen[single] = np.argmax(R[single], axis=1)
-            s.finished[single] = l
+            s.finished[single] = phase
             active = active & ~single
-        s.remaining[:, l] = R
+        s.remaining[:, phase] = R
     undecided = s.chosen == _UNDECIDED
     has_F = last_F.any(axis=1)
     best_in_F = np.argmax(np.where(last_F, np.nan_to_num(last_Y, nan=-np.inf), -np.inf), axis=1)
@@ -325,52 +351,132 @@ def _two_stage(problem, T, tolerance, seed, runs, config, cumulative, algorithm,
     s.remaining[:, 0] = R
     # Stage 1: fairness screening; a run stops screening once one arm is left (Alg. 4, "break").
     pool = s.zero_counts
-    for l in range(1, P1 + 1):
+    for phase in range(1, P1 + 1):
         active = (R.sum(axis=1) > 1) & (s.chosen == _UNDECIDED)
         if active.any():
-            alloc = s.allocate(R, active, int(taus1[l - 1]), FAIRNESS_BLOCKS)
+            alloc = s.allocate(R, active, int(taus1[phase - 1]), FAIRNESS_BLOCKS)
             counts = s.pull(active, alloc)
             pool = pool + counts if cumulative else counts
-            z = est.estimate(pool, l, "fairness")
-            zr = est.estimate(pool, l, "fairness_reverse")
+            z = est.estimate(pool, phase, "fairness")
+            zr = est.estimate(pool, phase, "fairness_reverse")
             with np.errstate(invalid="ignore"):
-                R = np.where(active[:, None], R & ~s.unfair(z, zr, l), R)
+                R = np.where(active[:, None], R & ~s.unfair(z, zr, phase), R)
             act = active[:, None]
-            s.allocation[:, l - 1] = alloc
-            s.estimates[:, l - 1, 1:] = np.where(act[:, None, :], np.stack([z, zr], axis=1), np.nan)
+            s.allocation[:, phase - 1] = alloc
+            s.estimates[:, phase - 1, 1:] = np.where(act[:, None, :], np.stack([z, zr], axis=1), np.nan)
             empty = active & ~R.any(axis=1)
             s.chosen[empty] = NO_FAIR_ARM
-            s.finished[empty] = l
-        s.remaining[:, l] = R
+            s.finished[empty] = phase
+        s.remaining[:, phase] = R
     # Stage 2: successive rejects with importance sampling (Sen et al. 2017) on the survivors.
     pool = s.zero_counts
     last_Y = np.full((n, K), np.nan)
     active = s.chosen == _UNDECIDED
-    for l in range(1, P2 + 1):
+    for phase in range(1, P2 + 1):
         single = active & (R.sum(axis=1) == 1)
         s.chosen[single] = np.argmax(R[single], axis=1)
-        s.finished[single] = P1 + l - 1
+        s.finished[single] = P1 + phase - 1
         active = active & ~single
         if active.any():
-            alloc = s.allocate(R, active, int(taus2[l - 1]), OUTCOME_BLOCK)
+            alloc = s.allocate(R, active, int(taus2[phase - 1]), OUTCOME_BLOCK)
             counts = s.pull(active, alloc)
             pool = pool + counts if cumulative else counts
-            Yh = est.estimate(pool, l, "outcome")
+            Yh = est.estimate(pool, phase, "outcome")
             with np.errstate(invalid="ignore"):
                 YH = np.where(R, Yh, -np.inf).max(axis=1)
-                elim = YH[:, None] > Yh + config.reward_margin / 2.0**l
+                elim = YH[:, None] > Yh + config.reward_margin / 2.0**phase
             R = np.where(active[:, None], R & ~elim, R)
             act = active[:, None]
             last_Y = np.where(act, Yh, last_Y)
-            s.allocation[:, P1 + l - 1] = alloc
-            s.estimates[:, P1 + l - 1, 0] = np.where(act, Yh, np.nan)
-        s.remaining[:, P1 + l] = R
+            s.allocation[:, P1 + phase - 1] = alloc
+            s.estimates[:, P1 + phase - 1, 0] = np.where(act, Yh, np.nan)
+        s.remaining[:, P1 + phase] = R
     undecided = s.chosen == _UNDECIDED
     single = undecided & (R.sum(axis=1) == 1)
     s.finished[single] = P1 + P2
     best = np.argmax(np.where(R, np.nan_to_num(last_Y, nan=-np.inf), -np.inf), axis=1)
     s.chosen[undecided] = best[undecided]
     return s.result(algorithm, T, seed, runs, np.r_[np.ones(P1), 2 * np.ones(P2)])
+
+
+@dataclass(frozen=True)
+class Identification:
+    """One of :data:`ALGORITHMS` on one problem with a budget of ``T`` pulls: an
+    :class:`~causalbandits_lib.core.protocols.Identifier`.
+
+    Attributes
+    ----------
+    problem : FairArmsProblem
+    algorithm : {"CSR-V1", "CSR-V2", "TS-V1", "TS-V2"}
+    T : int
+        Total number of pulls (the paper's "budget" on the x axis of its figures).
+    tolerance : float
+        The fairness tolerance ``𝓔``.
+    config : AlgorithmConfig, optional
+        Default: ``AlgorithmConfig()``.
+    lp : AllocationLP, optional
+        Pass one to share its cache of LP solutions with other identifications (it must belong to
+        ``problem``); default: a fresh one, shared by every :meth:`identify` of this object.
+    estimator : WeightedEstimator, optional
+        Pass one to share its cached weights (its ``log_base`` must match ``config``); default: a
+        fresh one.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not allowed.
+    """
+
+    problem: FairArmsProblem
+    algorithm: str
+    T: int
+    tolerance: float
+    config: AlgorithmConfig | None = None
+    lp: AllocationLP | None = None
+    estimator: WeightedEstimator | None = None
+
+    def __post_init__(self):
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm={self.algorithm!r}; allowed are {ALGORITHMS}")
+        if int(self.T) != self.T or self.T < 16:
+            raise ValueError(f"T={self.T!r} must be an integer >= 16")
+        if not self.tolerance > 0:
+            raise ValueError(f"tolerance={self.tolerance!r} must be positive")
+        problem = self.problem
+        config = self.config or AlgorithmConfig()
+        lp = self.lp
+        if lp is None:
+            lp = AllocationLP(problem.allocation_matrices, problem.costs)
+        elif lp.K != problem.n_arms or not np.array_equal(lp.W, problem.allocation_matrices):
+            raise ValueError("the AllocationLP given belongs to another problem")
+        estimator = self.estimator
+        if estimator is None:
+            estimator = WeightedEstimator(problem, config.log_base)
+        elif estimator.problem is not problem or estimator.log_base != config.log_base:
+            raise ValueError("the WeightedEstimator given belongs to another problem or log base")
+        for name, value in (("T", int(self.T)), ("tolerance", float(self.tolerance)), ("config", config)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "lp", lp)
+        object.__setattr__(self, "estimator", estimator)
+
+    def identify(self, seed: int, runs: Sequence[int]) -> IdentificationResult:
+        """Run the runs ``runs`` (global indices) from root seed ``seed``; run ``i`` draws from stream
+        ``bestfair/<algorithm>/T=<T>/pulls`` of run ``i`` only."""
+        runs = run_indices(None, runs)
+        cumulative = self.algorithm.endswith("V2")
+        run = _csr if self.algorithm.startswith("CSR") else _two_stage
+        return run(
+            self.problem,
+            self.T,
+            self.tolerance,
+            int(seed),
+            runs,
+            self.config,
+            cumulative,
+            self.algorithm,
+            self.lp,
+            self.estimator,
+        )
 
 
 def identify(
@@ -405,25 +511,8 @@ def identify(
     estimator : WeightedEstimator, optional
         Pass one to share its cached weights (its ``log_base`` must match ``config``).
     """
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm={algorithm!r}; allowed are {ALGORITHMS}")
-    if int(T) != T or T < 16:
-        raise ValueError(f"T={T!r} must be an integer >= 16")
-    if not tolerance > 0:
-        raise ValueError(f"tolerance={tolerance!r} must be positive")
-    runs = run_indices(n_runs, runs)
-    config = config or AlgorithmConfig()
-    if lp is None:
-        lp = AllocationLP(problem.allocation_matrices, problem.costs)
-    elif lp.K != problem.n_arms or not np.array_equal(lp.W, problem.allocation_matrices):
-        raise ValueError("the AllocationLP given belongs to another problem")
-    if estimator is None:
-        estimator = WeightedEstimator(problem, config.log_base)
-    elif estimator.problem is not problem or estimator.log_base != config.log_base:
-        raise ValueError("the WeightedEstimator given belongs to another problem or log base")
-    cumulative = algorithm.endswith("V2")
-    run = _csr if algorithm.startswith("CSR") else _two_stage
-    return run(problem, int(T), float(tolerance), int(seed), runs, config, cumulative, algorithm, lp, estimator)
+    identification = Identification(problem, algorithm, T, tolerance, config, lp, estimator)
+    return identification.identify(seed, run_indices(n_runs, runs))
 
 
 def identify_loop(
@@ -437,117 +526,7 @@ def identify_loop(
     lp: AllocationLP | None = None,
     estimator: WeightedEstimator | None = None,
 ) -> IdentificationResult:
-    """Reference: the same algorithm one run at a time (identical to :func:`identify`, run for run)."""
-    config = config or AlgorithmConfig()
-    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
-    estimator = estimator or WeightedEstimator(problem, config.log_base)
-    return IdentificationResult.concatenate(
-        [
-            identify(problem, algorithm, T, tolerance, seed, runs=[i], config=config, lp=lp, estimator=estimator)
-            for i in range(int(n_runs))
-        ]
-    )
-
-
-def draw_counts(
-    problem: FairArmsProblem, allocation: np.ndarray, seed: int, n_runs: int, stream: str = "bestfair/replicates"
-) -> np.ndarray:
-    """Cell counts of a fixed allocation for ``n_runs`` independent replicates.
-
-    Parameters
-    ----------
-    allocation : int ndarray, shape (3, K)
-        Pulls of each kind of each arm.
-
-    Returns
-    -------
-    int ndarray, shape (n_runs, 3, K, C); replicate ``i`` draws from its own stream.
-    """
-    alloc = np.asarray(allocation, dtype=np.int64)
-    if alloc.shape != (3, problem.n_arms) or np.any(alloc < 0):
-        raise ValueError(
-            f"allocation must be non-negative integers with shape (3, {problem.n_arms}); got {alloc.shape}"
-        )
-    gens = RunStreams(seed, range(int(n_runs)), prefix=stream + "/").generators("pulls")
-    out = np.zeros((int(n_runs), 3, problem.n_arms, problem.n_cells), dtype=np.int64)
-    nz = alloc > 0
-    for i, g in enumerate(gens):
-        out[i][nz] = g.multinomial(alloc[nz], problem.cell_probs[nz])
-    return out
-
-
-def error_rates(
-    problem: FairArmsProblem,
-    budgets: Sequence[int],
-    tolerance: float,
-    seed: int,
-    n_runs: int,
-    algorithms: Sequence[str] = ALGORITHMS,
-    config: AlgorithmConfig | None = None,
-    lp: AllocationLP | None = None,
-) -> dict[str, np.ndarray]:
-    """Per-run error indicators of each algorithm at each budget.
-
-    Returns
-    -------
-    dict of algorithm to bool ndarray of shape ``(len(budgets), n_runs)``.
-    """
-    curves = budget_curves(problem, algorithms, budgets, tolerance, seed, n_runs, config=config, lp=lp)
-    return {name: np.stack([r.error for r in results]) for name, results in curves.items()}
-
-
-def budget_curves(
-    problem: FairArmsProblem,
-    algorithms: Sequence[str],
-    budgets: Sequence[int],
-    tolerance: float,
-    seed: int,
-    n_runs: int,
-    config: AlgorithmConfig | None = None,
-    lp: AllocationLP | None = None,
-    estimator: WeightedEstimator | None = None,
-    jobs: int = 1,
-    scheduler: str | None = None,
-) -> dict[str, list[IdentificationResult]]:
-    """:func:`identify` for every algorithm at every budget: the curves of Figures 3, 5 and 6.
-
-    Each (algorithm, budget) pair is one task of :func:`causalbandits_lib.core.parallel.map_tasks`, so with
-    ``jobs > 1`` the pairs run on that many worker processes and with ``scheduler`` on a Dask
-    cluster. A pair draws only from its own streams (``seed``, the algorithm and ``T``), and the
-    LP is solved without warm starts, so the results are identical however they are run. In this
-    process (``jobs == 1``) the pairs share ``lp`` and ``estimator`` and their caches.
-
-    Returns
-    -------
-    dict of algorithm to one :class:`IdentificationResult` per budget, in budget order.
-    """
-    from ..core.parallel import map_tasks
-
-    local = jobs == 1 and not scheduler
-    if local:  # one LP and one estimator for every pair, so their caches are shared
-        config = config or AlgorithmConfig()
-        lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
-        estimator = estimator or WeightedEstimator(problem, config.log_base)
-    tasks = [
-        dict(
-            problem=problem,
-            algorithm=alg,
-            T=int(T),
-            tolerance=tolerance,
-            seed=seed,
-            n_runs=n_runs,
-            config=config,
-            lp=lp if local else None,
-            estimator=estimator if local else None,
-        )
-        for alg in algorithms
-        for T in budgets
-    ]
-    outcomes = map_tasks(identify, tasks, jobs=jobs, scheduler=scheduler, retries=1)
-    for task, outcome in zip(tasks, outcomes):
-        if not outcome.ok:
-            raise RuntimeError(f"{task['algorithm']} at T={task['T']} failed: {outcome.error}")
-    out: dict[str, list[IdentificationResult]] = {alg: [] for alg in algorithms}
-    for task, outcome in zip(tasks, outcomes):
-        out[task["algorithm"]].append(outcome.result)
-    return out
+    """Reference: the same algorithm one run at a time (identical to :func:`identify`, run for run);
+    the runs share one LP and one estimator, and so their caches."""
+    identification = Identification(problem, algorithm, T, tolerance, config, lp, estimator)
+    return IdentificationResult.concatenate([identification.identify(seed, [i]) for i in range(int(n_runs))])

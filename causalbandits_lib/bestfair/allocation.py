@@ -203,7 +203,8 @@ class AllocationLP:
         usable = np.array(blocks)[:, None] & np.ones((3, self.K), bool)
         if self.costs[usable].min() > budget:
             raise ValueError(
-                f"budget B={budget:g} is below the cheapest usable pull cost {self.costs[usable].min():g}; no allocation is feasible"
+                f"budget B={budget:g} is below the cheapest usable pull cost {self.costs[usable].min():g}; "
+                "no allocation is feasible"
             )
         problem, nu, t, p_mask, p_budget = self._problem(blocks)
         p_mask.value = mask.astype(float)
@@ -212,7 +213,8 @@ class AllocationLP:
         self.solves += 1
         if problem.status not in ("optimal", "optimal_inaccurate") or nu.value is None:
             raise RuntimeError(
-                f"the allocation LP ended with status {problem.status!r} (R={np.flatnonzero(mask).tolist()}, B={budget})"
+                f"the allocation LP ended with status {problem.status!r} "
+                f"(R={np.flatnonzero(mask).tolist()}, B={budget})"
             )
         frac = np.clip(np.asarray(nu.value, dtype=float), 0.0, None)
         frac[~np.array(blocks)] = 0.0

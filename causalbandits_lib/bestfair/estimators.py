@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .problem import FORCED_S, FORCED_S_PRIME, NATURAL, FairArmsProblem
+from .model import FORCED_S, FORCED_S_PRIME, NATURAL, FairArmsProblem
 
 __all__ = ["clip_multiplier", "WeightedEstimator", "ESTIMATES"]
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .algorithms import AlgorithmConfig
 from .allocation import ALL_BLOCKS, AllocationLP, harmonic, n_phases
-from .problem import FORCED_S, FORCED_S_PRIME, NATURAL, FairArmsProblem
+from .model import FORCED_S, FORCED_S_PRIME, NATURAL, FairArmsProblem
 
 __all__ = [
     "phase_of_gap",

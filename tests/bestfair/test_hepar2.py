@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from causalbandits_lib.bestfair import hepar2
-from causalbandits_lib.bestfair.problem import ProblemError
+from causalbandits_lib.bestfair.instances import hepar2
+from causalbandits_lib.bestfair.model import ProblemError
 
 
 @pytest.fixture(scope="module")

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from ..core.scm import DiscreteSCM
-from .problem import FairArmsProblem, cheap_arm_costs
+from ...core.scm import DiscreteSCM
+from ..model import FairArmsProblem, cheap_arm_costs
 
 __all__ = [
     "SyntheticSetting",
@@ -100,7 +100,8 @@ class SyntheticSetting:
             )
         if not (0 <= self.n_infeasible <= self.n_arms - 2 or self.n_infeasible == self.n_arms):
             raise ValueError(
-                f"{self.name}: n_infeasible={self.n_infeasible} must leave at least two fair arms, or be n_arms (no fair arm)"
+                f"{self.name}: n_infeasible={self.n_infeasible} must leave at least two fair arms, "
+                "or be n_arms (no fair arm)"
             )
         if self.n_better_infeasible > self.n_infeasible:
             raise ValueError(
@@ -161,7 +162,8 @@ SETTINGS: dict[str, SyntheticSetting] = {
             outcome_gap=0.0,
             fairness_gap=0.02,
             n_better_infeasible=0,
-            description="Theorem 2: every arm violates 𝓔 = 0.1 by at least 0.02 (ours; the paper has no such experiment)",
+            description="Theorem 2: every arm violates 𝓔 = 0.1 by at least 0.02 "
+            "(ours; the paper has no such experiment)",
         ),
         SyntheticSetting(
             "ablation_high_m_high_d",

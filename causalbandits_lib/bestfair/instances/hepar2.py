@@ -21,8 +21,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.scm import DiscreteSCM, bundled_network
-from .problem import FairArmsProblem, ObservationModel, cheap_arm_costs, observation_model
+from ...core.scm import DiscreteSCM, bundled_network
+from ..model import FairArmsProblem, cheap_arm_costs
+from ..observations import ObservationModel, observation_model
 
 __all__ = [
     "SENSITIVE",

@@ -1,0 +1,126 @@
+"""The chapter's experiments: the budget curves of Figures 3, 5 and 6 and replicated samples.
+
+- :func:`budget_curves`: :func:`~.algorithms.identify` for every algorithm at every budget, each
+  (algorithm, budget) pair one task of :func:`~causalbandits_lib.core.parallel.map_tasks`
+  (notebooks ``bestfair/04`` and ``bestfair/05``); :func:`error_rates`, the per-run errors of the
+  same;
+- :func:`draw_counts`: cell counts of a fixed allocation for many independent replicates (the
+  Monte Carlo check of the estimators, notebook ``bestfair/01``).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..core.parallel import map_tasks
+from ..core.streams import RunStreams
+from .algorithms import ALGORITHMS, AlgorithmConfig, IdentificationResult, identify
+from .allocation import AllocationLP
+from .estimators import WeightedEstimator
+from .model import FairArmsProblem
+
+__all__ = ["budget_curves", "error_rates", "draw_counts"]
+
+
+def draw_counts(
+    problem: FairArmsProblem, allocation: np.ndarray, seed: int, n_runs: int, stream: str = "bestfair/replicates"
+) -> np.ndarray:
+    """Cell counts of a fixed allocation for ``n_runs`` independent replicates.
+
+    Parameters
+    ----------
+    allocation : int ndarray, shape (3, K)
+        Pulls of each kind of each arm.
+
+    Returns
+    -------
+    int ndarray, shape (n_runs, 3, K, C); replicate ``i`` draws from its own stream.
+    """
+    alloc = np.asarray(allocation, dtype=np.int64)
+    if alloc.shape != (3, problem.n_arms) or np.any(alloc < 0):
+        raise ValueError(
+            f"allocation must be non-negative integers with shape (3, {problem.n_arms}); got {alloc.shape}"
+        )
+    gens = RunStreams(seed, range(int(n_runs)), prefix=stream + "/").generators("pulls")
+    out = np.zeros((int(n_runs), 3, problem.n_arms, problem.n_cells), dtype=np.int64)
+    nz = alloc > 0
+    for i, g in enumerate(gens):
+        out[i][nz] = g.multinomial(alloc[nz], problem.cell_probs[nz])
+    return out
+
+
+def error_rates(
+    problem: FairArmsProblem,
+    budgets: Sequence[int],
+    tolerance: float,
+    seed: int,
+    n_runs: int,
+    algorithms: Sequence[str] = ALGORITHMS,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-run error indicators of each algorithm at each budget.
+
+    Returns
+    -------
+    dict of algorithm to bool ndarray of shape ``(len(budgets), n_runs)``.
+    """
+    curves = budget_curves(problem, algorithms, budgets, tolerance, seed, n_runs, config=config, lp=lp)
+    return {name: np.stack([r.error for r in results]) for name, results in curves.items()}
+
+
+def budget_curves(
+    problem: FairArmsProblem,
+    algorithms: Sequence[str],
+    budgets: Sequence[int],
+    tolerance: float,
+    seed: int,
+    n_runs: int,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+    estimator: WeightedEstimator | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+) -> dict[str, list[IdentificationResult]]:
+    """:func:`identify` for every algorithm at every budget: the curves of Figures 3, 5 and 6.
+
+    Each (algorithm, budget) pair is one task of :func:`causalbandits_lib.core.parallel.map_tasks`, so with
+    ``jobs > 1`` the pairs run on that many worker processes and with ``scheduler`` on a Dask
+    cluster. A pair draws only from its own streams (``seed``, the algorithm and ``T``), and the
+    LP is solved without warm starts, so the results are identical however they are run. In this
+    process (``jobs == 1``) the pairs share ``lp`` and ``estimator`` and their caches.
+
+    Returns
+    -------
+    dict of algorithm to one :class:`IdentificationResult` per budget, in budget order.
+    """
+    local = jobs == 1 and not scheduler
+    if local:  # one LP and one estimator for every pair, so their caches are shared
+        config = config or AlgorithmConfig()
+        lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+        estimator = estimator or WeightedEstimator(problem, config.log_base)
+    tasks = [
+        dict(
+            problem=problem,
+            algorithm=alg,
+            T=int(T),
+            tolerance=tolerance,
+            seed=seed,
+            n_runs=n_runs,
+            config=config,
+            lp=lp if local else None,
+            estimator=estimator if local else None,
+        )
+        for alg in algorithms
+        for T in budgets
+    ]
+    outcomes = map_tasks(identify, tasks, jobs=jobs, scheduler=scheduler, retries=1)
+    for task, outcome in zip(tasks, outcomes):
+        if not outcome.ok:
+            raise RuntimeError(f"{task['algorithm']} at T={task['T']} failed: {outcome.error}")
+    out: dict[str, list[IdentificationResult]] = {alg: [] for alg in algorithms}
+    for task, outcome in zip(tasks, outcomes):
+        out[task["algorithm"]].append(outcome.result)
+    return out

@@ -1,0 +1,50 @@
+"""The budget curves (one parallel task per algorithm and budget) and replicated samples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.bestfair.algorithms import AlgorithmConfig, identify
+from causalbandits_lib.bestfair.experiments import budget_curves, draw_counts, error_rates
+
+from .problems import easy_problem
+
+
+@pytest.mark.parametrize("how", [{"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
+def test_budget_curves_are_the_same_on_worker_processes(how, loose):
+    """The budget curves run through core.parallel.map_tasks: identical results serially (shared LP
+    cache), on joblib workers and on a Dask LocalCluster (fresh LP per task)."""
+    prob, tol = loose.problem, loose.setting.tolerance
+    args = (prob, ["CSR-V2", "TS-V1"], [500, 1500], tol, 4, 6)
+    serial = budget_curves(*args)
+    parallel = budget_curves(*args, **how)
+    for alg in serial:
+        assert [r.T for r in parallel[alg]] == [500, 1500]
+        assert all(a.equals(b) for a, b in zip(serial[alg], parallel[alg]))
+
+
+def test_budget_curves_and_error_rates_are_identify_per_pair():
+    prob, cfg = easy_problem(), AlgorithmConfig(budget=1.0)
+    curves = budget_curves(prob, ["CSR-V1", "TS-V2"], [200, 400], 0.2, 7, 3, config=cfg)
+    assert list(curves) == ["CSR-V1", "TS-V2"]
+    for alg, results in curves.items():
+        for T, res in zip([200, 400], results):
+            assert res.equals(identify(prob, alg, T, 0.2, 7, n_runs=3, config=cfg))
+    errors = error_rates(prob, [200, 400], 0.2, 7, 3, algorithms=["CSR-V1", "TS-V2"], config=cfg)
+    assert errors["TS-V2"].shape == (2, 3)
+    assert np.array_equal(errors["CSR-V1"][1], curves["CSR-V1"][1].error)
+
+
+def test_draw_counts_replicates_are_independent_streams():
+    prob = easy_problem()
+    alloc = np.zeros((3, 4), dtype=np.int64)
+    alloc[0, 0], alloc[2, 3] = 50, 7
+    counts = draw_counts(prob, alloc, seed=2, n_runs=5)
+    assert counts.shape == (5, 3, 4, prob.n_cells) and counts.dtype == np.int64
+    np.testing.assert_array_equal(counts.sum(-1), np.broadcast_to(alloc, (5, 3, 4)))
+    # replicate i draws from its own stream: fewer replicates give the same first rows
+    np.testing.assert_array_equal(draw_counts(prob, alloc, seed=2, n_runs=2), counts[:2])
+    assert not np.array_equal(counts[0], counts[1])
+    with pytest.raises(ValueError, match="allocation must be non-negative"):
+        draw_counts(prob, -alloc, seed=2, n_runs=1)

@@ -1,0 +1,37 @@
+"""Theorems 1 and 2: the constants and bounds are computable and behave as the notes predict."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.bestfair.algorithms import AlgorithmConfig
+from causalbandits_lib.bestfair.theory import phase_of_gap, theorem1_bound, theorem1_constants, theorem2_bound
+
+from .problems import unfair_problem
+
+
+def test_phase_of_gap():
+    np.testing.assert_array_equal(phase_of_gap(np.array([10.0, 5.0, 4.9, 0.0]), 10.0), [1, 2, 2, np.inf])
+    # 10/2^l < gap <= 10/2^(l-1): gap 0.06 falls in phase 8 (0.039 < 0.06 <= 0.078)
+    assert phase_of_gap(np.array([0.06]), 10.0)[0] == 8
+
+
+def test_theorem_bounds_are_computable(loose):
+    prob, tol = loose.problem, loose.setting.tolerance
+    c = theorem1_constants(prob, tol, 1 / math.sqrt(5000))
+    assert np.isinf(c["rho"][c["k_star"]]) and np.all(np.isfinite(np.delete(c["rho"], c["k_star"])))
+    b = theorem1_bound(prob, tol, 5000)
+    assert b["bound"] > 1  # vacuous at the paper's budgets, as the notes predict
+    assert b["T_nonvacuous"] > 5000
+    t2 = theorem2_bound(unfair_problem(), 0.1, 5000, config=AlgorithmConfig(budget=1.0))
+    assert t2["lower_bound"] <= 1 and t2["xi_star"] == pytest.approx(0.0764, abs=1e-9)
+    with pytest.raises(ValueError, match="fair"):
+        theorem2_bound(prob, tol, 5000)
+
+
+def test_theorem1_needs_a_fair_arm():
+    with pytest.raises(ValueError, match="Theorem 1 needs a best fair arm"):
+        theorem1_constants(unfair_problem(), 0.1, 1.0)
