@@ -62,12 +62,20 @@ mathjax: $(MATHJAX)
 LIBFILES = $(shell find causalbandits_lib -type f ! -path '*/__pycache__/*' ! -name '*.pyc' | LC_ALL=C sort)
 LIBHASH = $(shell cat $(LIBFILES) requirements.lock notebooks/*/parameters.yml results/paper/*/*.json 2>/dev/null | sha256sum | cut -c1-16)
 
+# A failed build leaves _build/.book-failed: Sphinx does not re-read unchanged pages, so a warning
+# would not be raised again and a second `make book` would turn green; instead the next build
+# starts from scratch (the execution cache is kept unless the library changed).
 book: $(STAMP) $(MATHJAX)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then \
 	  echo "library or lock changed since the last build: clearing the execution cache"; \
 	  rm -rf _build/.jupyter_cache; fi
+	@if [ -e _build/.book-failed ]; then \
+	  echo "the last build failed: building every page again"; \
+	  rm -rf _build/html _build/.doctrees _build/jupyter_execute; fi
+	@touch _build/.book-failed
 	$(BIN)/jupyter-book build . --warningiserror --keep-going --builder html
+	@rm -f _build/.book-failed
 	@echo "$(LIBHASH)" > _build/.libhash
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 

@@ -116,7 +116,7 @@ class _MABPolicy:
         self.counts = np.zeros((R, G, K))
         self.sums = np.zeros((R, G, K))
         self._base = (np.arange(R * G) * K).reshape(R, G)
-        self._u = streams.per_round("arm", (), "uniform")
+        self.arm_uniforms = streams.per_round("arm", (), "uniform")
         self._reset_extra(streams)
 
     def _reset_extra(self, streams: RunStreams) -> None:
@@ -138,7 +138,7 @@ class _MABPolicy:
         if context is None and self.round_robin and t < self.n_arms:
             arms = np.full((self.n_runs, self.n_configs), t, dtype=np.int64)
             self.policy = self._one_hot(arms)
-            self._u.at(t)  # keep the stream aligned with the rounds
+            self.arm_uniforms.at(t)  # keep the stream aligned with the rounds
             return arms
         arms = self._select(t, context)
         if context is not None and self.round_robin:
@@ -178,6 +178,21 @@ class _MABPolicy:
 
     def diagnostics(self) -> dict[str, np.ndarray]:
         return {"policy": self.policy}
+
+    def compiled(self, env):
+        """The compiled fast path against a multi-armed environment (:mod:`.kernels`), or None
+        (a subclass, another environment, merit function or solver: the numpy path runs)."""
+        from . import kernels
+
+        code = {
+            FairXUCB: kernels.FAIRX_UCB,
+            FairXTS: kernels.FAIRX_TS,
+            FairXEG: kernels.FAIRX_EG,
+            UCB: kernels.UCB,
+            ThompsonSampling: kernels.TS,
+            EpsilonGreedy: kernels.EG,
+        }.get(type(self))
+        return None if code is None else kernels.kernel_for(self, env, code)
 
     def empirical_means(self) -> np.ndarray:
         """``μ̂`` of Eq. (E3), 0 for arms never pulled; shape (R, G, K)."""
@@ -235,7 +250,7 @@ class FairXUCB(_MABPolicy):
         return optimistic_box_pgd(self.merit, lower, upper, start=mean, lr=self.lr, steps=self.steps)
 
     def _select(self, t: int, pool) -> np.ndarray:
-        u = self._u.at(t)
+        u = self.arm_uniforms.at(t)
         if self.solver == "pgd" and isinstance(self.merit, ExpMerit):
             # the same iteration as optimistic_box_pgd, kept in scaled coordinates y = cμ - s
             mean, lower, upper = self.confidence_box(pool)
@@ -263,7 +278,7 @@ class UCB(_MABPolicy):
             counts = np.maximum(counts, 1.0)
         index = self._restrict(self.sums, pool) / counts + self._w0 / np.sqrt(counts)
         arms = np.argmax(index, axis=-1)
-        self._u.at(t)
+        self.arm_uniforms.at(t)
         self.policy = self._one_hot(arms, index.shape[-1])
         return arms
 
@@ -277,29 +292,29 @@ class _GaussianPosterior(_MABPolicy):
         self.reward_sd = config_array("reward_sd", reward_sd, positive=True)
         super().__init__(n_arms, _n_configs(prior_sd=self.prior_sd, reward_sd=self.reward_sd, c=c))
         G = self.n_configs
-        self._prior_prec = np.broadcast_to(1.0 / self.prior_sd**2, (G,))[:, None]
-        self._lik_prec = np.broadcast_to(1.0 / self.reward_sd**2, (G,))[:, None]
+        self.prior_prec = np.broadcast_to(1.0 / self.prior_sd**2, (G,))[:, None]
+        self.lik_prec = np.broadcast_to(1.0 / self.reward_sd**2, (G,))[:, None]
 
     def _reset_extra(self, streams: RunStreams) -> None:
         R, G, K = self.n_runs, self.n_configs, self.n_arms
-        self._noise = streams.per_round("posterior", (K,), "normal")
+        self.posterior_noise = streams.per_round("posterior", (K,), "normal")
         self.post_mean = np.zeros((R, G, K))
-        self.post_sd = np.broadcast_to(1.0 / np.sqrt(self._prior_prec), (R, G, K)).copy()
+        self.post_sd = np.broadcast_to(1.0 / np.sqrt(self.prior_prec), (R, G, K)).copy()
         self._prec = np.empty((R, G, K))
 
     def _updated(self, flat: np.ndarray) -> None:
         # whole-array recomputation: fewer numpy calls than updating the pulled entries
         prec = self._prec
-        np.multiply(self.counts, self._lik_prec, out=prec)
-        prec += self._prior_prec
-        np.multiply(self.sums, self._lik_prec, out=self.post_mean)
+        np.multiply(self.counts, self.lik_prec, out=prec)
+        prec += self.prior_prec
+        np.multiply(self.sums, self.lik_prec, out=self.post_mean)
         self.post_mean /= prec
         np.sqrt(prec, out=self.post_sd)
         np.divide(1.0, self.post_sd, out=self.post_sd)
 
     def posterior_sample(self, t: int, pool=None) -> np.ndarray:
         """``μ_t ~ V_t``: one draw for every arm (of the pool), shape (R, G, K)."""
-        return self._restrict(self.post_mean + self.post_sd * self._noise.at(t)[:, None, :], pool)
+        return self._restrict(self.post_mean + self.post_sd * self.posterior_noise.at(t)[:, None, :], pool)
 
 
 class FairXTS(_GaussianPosterior):
@@ -318,7 +333,7 @@ class FairXTS(_GaussianPosterior):
         self.merit = merit
 
     def _select(self, t: int, pool) -> np.ndarray:
-        self.policy, arms = _fair_sample(self.merit, self.posterior_sample(t, pool), self._u.at(t))
+        self.policy, arms = _fair_sample(self.merit, self.posterior_sample(t, pool), self.arm_uniforms.at(t))
         return arms
 
 
@@ -329,7 +344,7 @@ class ThompsonSampling(_GaussianPosterior):
     def _select(self, t: int, pool) -> np.ndarray:
         sample = self.posterior_sample(t, pool)
         arms = np.argmax(sample, axis=-1)
-        self._u.at(t)
+        self.arm_uniforms.at(t)
         self.policy = self._one_hot(arms, sample.shape[-1])
         return arms
 
@@ -354,7 +369,7 @@ class FairXEG(_MABPolicy):
     def _select(self, t: int, pool) -> np.ndarray:
         pi = self.merit.policy(self._restrict(self.empirical_means(), pool))
         self.policy = (1.0 - self._eps) * pi + self._eps / pi.shape[-1]
-        return sample_from_policy(self.policy, self._u.at(t))
+        return sample_from_policy(self.policy, self.arm_uniforms.at(t))
 
 
 class EpsilonGreedy(_MABPolicy):
@@ -370,7 +385,7 @@ class EpsilonGreedy(_MABPolicy):
         means = self._restrict(self.empirical_means(), pool)
         greedy = self._one_hot(np.argmax(means, axis=-1), means.shape[-1])
         self.policy = (1.0 - self._eps) * greedy + self._eps / means.shape[-1]
-        return sample_from_policy(self.policy, self._u.at(t))
+        return sample_from_policy(self.policy, self.arm_uniforms.at(t))
 
 
 # ---------------------------------------------------------------------------------- linear bandits
@@ -430,14 +445,14 @@ class _LinearPolicy:
         self.dim, self.n_arms = int(dim), int(n_arms)
         self.n_configs = _n_configs(prior_precision=prior_precision, noise_var=noise_var, c=c, **other)
         G = self.n_configs
-        self._prior_precision = np.broadcast_to(prior_precision, (G,)).astype(float)
+        self.prior_precision = np.broadcast_to(prior_precision, (G,)).astype(float)
         self._noise_var = np.broadcast_to(noise_var, (G,)).astype(float)
         self.policy = None
 
     def reset(self, streams: RunStreams) -> None:
         self.n_runs = streams.n_runs
-        self.state = RidgeState(self.dim, self._prior_precision, self._noise_var, self.n_runs)
-        self._u = streams.per_round("arm", (), "uniform")
+        self.state = RidgeState(self.dim, self.prior_precision, self._noise_var, self.n_runs)
+        self.arm_uniforms = streams.per_round("arm", (), "uniform")
         self._rows = np.arange(self.n_runs)[:, None]
         self._base = (np.arange(self.n_runs * self.n_configs) * self.n_arms).reshape(self.n_runs, self.n_configs)
         self._reset_extra(streams)
@@ -484,7 +499,7 @@ class FairXLinUCB(_LinearPolicy):
         z0 = _scores(context, self.state.mean)
         directions = self._sqrt_beta * (context[:, None, :, :] @ self.state.root)  # √β X S
         z = optimistic_ellipsoid_pgd(self.merit, z0, directions, self.lr, self.steps)
-        self.policy, arms = _fair_sample(self.merit, z, self._u.at(t))
+        self.policy, arms = _fair_sample(self.merit, z, self.arm_uniforms.at(t))
         return arms
 
 
@@ -502,7 +517,7 @@ class LinUCB(_LinearPolicy):
         W = context[:, None, :, :] @ self.state.root
         index = _scores(context, self.state.mean) + self._sqrt_beta * np.sqrt((W * W).sum(axis=-1))
         arms = np.argmax(index, axis=-1)
-        self._u.at(t)
+        self.arm_uniforms.at(t)
         self.policy = self._one_hot(arms)
         return arms
 
@@ -531,7 +546,7 @@ class FairXLinTS(_LinearPosterior):
 
     def select(self, t: int, context: np.ndarray) -> np.ndarray:
         z = _scores(context, self.posterior_sample(t))
-        self.policy, arms = _fair_sample(self.merit, z, self._u.at(t))
+        self.policy, arms = _fair_sample(self.merit, z, self.arm_uniforms.at(t))
         return arms
 
 
@@ -540,7 +555,7 @@ class LinTS(_LinearPosterior):
 
     def select(self, t: int, context: np.ndarray) -> np.ndarray:
         arms = np.argmax(_scores(context, self.posterior_sample(t)), axis=-1)
-        self._u.at(t)
+        self.arm_uniforms.at(t)
         self.policy = self._one_hot(arms)
         return arms
 
@@ -559,7 +574,7 @@ class FairXLinEG(_LinearPolicy):
     def select(self, t: int, context: np.ndarray) -> np.ndarray:
         pi = self.merit.policy(_scores(context, self.state.mean))
         self.policy = (1.0 - self._eps) * pi + self._eps / self.n_arms
-        return sample_from_policy(self.policy, self._u.at(t))
+        return sample_from_policy(self.policy, self.arm_uniforms.at(t))
 
 
 class LinEG(_LinearPolicy):
@@ -574,4 +589,4 @@ class LinEG(_LinearPolicy):
     def select(self, t: int, context: np.ndarray) -> np.ndarray:
         greedy = self._one_hot(np.argmax(_scores(context, self.state.mean), axis=-1))
         self.policy = (1.0 - self._eps) * greedy + self._eps / self.n_arms
-        return sample_from_policy(self.policy, self._u.at(t))
+        return sample_from_policy(self.policy, self.arm_uniforms.at(t))

@@ -40,7 +40,7 @@ from ..core.recorders import RunningSums
 from ..core.runner import SimulationResult, simulate
 from . import algorithms
 from .data import MultiLabelData
-from .merit import ExpMerit, RegretMeter
+from .merit import ExpMerit, RegretMeter, optimal_fair_policy
 from .model import ContextTableBandit, MultiLabelBandit, least_squares_parameter, random_fourier_contexts
 
 __all__ = [
@@ -178,6 +178,29 @@ def regret_values(merit) -> Callable[..., dict[str, np.ndarray]]:
     return values
 
 
+def regret_block_values(merit) -> Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]:
+    """:func:`regret_values` for a block of rounds from a compiled kernel (``policy`` of shape
+    (R, B, G, K), ``arm_means`` (R, B, K)): the same element-wise arithmetic and row sums, so the
+    same numbers. The optimal fair policy is computed once per block when the means do not change
+    within it (the multi-armed environments), as :class:`~.merit.RegretMeter` does."""
+
+    def values(block: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        policy, means = block["policy"], block["arm_means"]
+        if np.all(means == means[:, :1]):
+            first = np.ascontiguousarray(means[:, 0])[:, None, :]  # (R, 1, K), as RegretMeter sees it
+            optimal = optimal_fair_policy(merit, first)[:, None]  # (R, 1, G, K)
+            means = first[:, None]
+        else:
+            means = means[:, :, None, :]
+            optimal = optimal_fair_policy(merit, means)
+        optimal_value = (optimal * means).sum(axis=-1)
+        fr = np.abs(policy - optimal).sum(axis=-1)
+        rr = optimal_value - (policy * means).sum(axis=-1)
+        return {"fairness": fr, "reward": rr}
+
+    return values
+
+
 def deployed_policy(t, context, actions, feedback, policy) -> dict[str, np.ndarray]:
     """The per-round value whose running sum is the exposure: the deployed policy (R, G, K)."""
     return {"exposure": policy.policy}
@@ -196,12 +219,28 @@ def fairness_recorders(
         If ``exposure_at`` names a round outside ``1..T``.
     """
     pts = checkpoints_for(int(T)) if checkpoints is None else checkpoints
-    recorders = [RunningSums(regret_values(merit), pts, name=REGRETS)]
+    recorders = [
+        RunningSums(
+            regret_values(merit),
+            pts,
+            name=REGRETS,
+            block_values=regret_block_values(merit),
+            block_inputs=("policy", "arm_means"),
+        )
+    ]
     expo_pts = sorted({int(e) for e in exposure_at})
     if expo_pts:
         if expo_pts[0] < 1 or expo_pts[-1] > T:
             raise ValueError(f"exposure_at={list(exposure_at)} must lie in 1..T={T}")
-        recorders.append(RunningSums(deployed_policy, expo_pts, name=EXPOSURE))
+        recorders.append(
+            RunningSums(
+                deployed_policy,
+                expo_pts,
+                name=EXPOSURE,
+                block_values=lambda block: {"exposure": block["policy"]},
+                block_inputs=("policy",),
+            )
+        )
     return recorders
 
 

@@ -66,7 +66,7 @@ class ArmsBandit:
     def reset(self, streams: RunStreams) -> None:
         R, K = streams.n_runs, self.n_arms
         kind = "uniform" if self.noise == "bernoulli" else "normal"
-        self._noise = streams.per_round("rewards", (K,), kind)
+        self.reward_noise = streams.per_round("rewards", (K,), kind)
         self._rows = np.arange(R)[:, None]
         self._truth = np.broadcast_to(self.means, (R, K))
 
@@ -74,7 +74,7 @@ class ArmsBandit:
         return None
 
     def pull(self, t: int, arms: np.ndarray) -> dict[str, np.ndarray]:
-        draw = self._noise.at(t)[self._rows, arms]
+        draw = self.reward_noise.at(t)[self._rows, arms]
         mu = self.means[arms]
         reward = (draw < mu).astype(float) if self.noise == "bernoulli" else mu + self.sd * draw
         return {"reward": reward, "arm_means": self._truth}
@@ -94,14 +94,14 @@ class PriorArmsBandit:
 
     def reset(self, streams: RunStreams) -> None:
         self.means = self.prior_sd * streams.once("means", (self.n_arms,), "normal")
-        self._noise = streams.per_round("rewards", (self.n_arms,), "normal")
+        self.reward_noise = streams.per_round("rewards", (self.n_arms,), "normal")
         self._rows = np.arange(streams.n_runs)[:, None]
 
     def observe(self, t: int):
         return None
 
     def pull(self, t: int, arms: np.ndarray) -> dict[str, np.ndarray]:
-        reward = self.means[self._rows, arms] + self.sd * self._noise.at(t)[self._rows, arms]
+        reward = self.means[self._rows, arms] + self.sd * self.reward_noise.at(t)[self._rows, arms]
         return {"reward": reward, "arm_means": self.means}
 
 
@@ -129,14 +129,14 @@ class MultiLabelBandit:
         self._flat = labels.reshape(-1)
 
     def reset(self, streams: RunStreams) -> None:
-        self._u = streams.per_round("example", (), "uniform")
+        self.example_uniforms = streams.per_round("example", (), "uniform")
         self._truth = np.broadcast_to(self.means, (streams.n_runs, self.n_arms))
 
     def observe(self, t: int):
         return None
 
     def pull(self, t: int, arms: np.ndarray) -> dict[str, np.ndarray]:
-        example = (self._u.at(t) * self.n_examples).astype(np.int64)
+        example = (self.example_uniforms.at(t) * self.n_examples).astype(np.int64)
         reward = self._flat[(example * self.n_arms)[:, None] + arms]
         return {"reward": reward, "arm_means": self._truth}
 
@@ -176,14 +176,14 @@ class ContextTableBandit:
         self.n_examples, self.n_arms, self.dim = contexts.shape
 
     def reset(self, streams: RunStreams) -> None:
-        self._u = streams.per_round("example", (), "uniform")
+        self.example_uniforms = streams.per_round("example", (), "uniform")
         if self.labels is None:
             self._eps = streams.per_round("noise", (), "normal")
         self._rows = np.arange(streams.n_runs)[:, None]
         self._example = None
 
     def observe(self, t: int) -> np.ndarray:
-        self._example = (self._u.at(t) * self.n_examples).astype(np.int64)
+        self._example = (self.example_uniforms.at(t) * self.n_examples).astype(np.int64)
         return self.contexts[self._example]
 
     def pull(self, t: int, arms: np.ndarray) -> dict[str, np.ndarray]:

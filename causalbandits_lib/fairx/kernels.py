@@ -1,0 +1,387 @@
+"""Compiled kernels (numba) for the multi-armed FairX algorithms and their baselines.
+
+One kernel steps FairX-UCB (projected gradient, ``f = exp(cμ)``), FairX-TS, FairX-EG (both with
+``f = exp(cμ)``), UCB, Thompson sampling or ε-greedy against :class:`~.model.MultiLabelBandit`,
+:class:`~.model.ArmsBandit` or :class:`~.model.PriorArmsBandit`, for every run and configuration,
+through a block of rounds, reading the same named random streams as the numpy classes of
+:mod:`.algorithms` and :mod:`.model` (which stay the readable reference). It writes the deployed
+policy of every round, from which the fairness and reward regrets are computed exactly as on the
+numpy path (:func:`.experiments.regret_values`); a conformance check compares the two paths for
+every registered pair.
+
+The arithmetic repeats the numpy path's operation for operation, including the order of its sums
+(numpy reduces a row of eight or more numbers pairwise: :func:`_row_sum` does the same), so the
+two paths agree bit for bit on this machine; the tests allow 1e-9 relative, as for every kernel.
+Replay (a pool of candidates per round) and the linear algorithms have no kernel: they run on the
+numpy path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["FairXKernel", "kernel_for"]
+
+# algorithm codes
+FAIRX_UCB, FAIRX_TS, FAIRX_EG, UCB, TS, EG = range(6)
+# environment codes
+MULTILABEL, BERNOULLI, GAUSSIAN = range(3)
+
+
+@njit(cache=True, inline="always")
+def _row_sum(x, n):
+    """``np.sum`` of a contiguous row of ``n`` numbers, in numpy's order: sequential below 8
+    numbers, eight interleaved partial sums combined pairwise up to 128 (the rows here)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += x[i]
+        return res
+    r0, r1, r2, r3 = x[0], x[1], x[2], x[3]
+    r4, r5, r6, r7 = x[4], x[5], x[6], x[7]
+    i = 8
+    stop = n - (n % 8)
+    while i < stop:
+        r0 += x[i]
+        r1 += x[i + 1]
+        r2 += x[i + 2]
+        r3 += x[i + 3]
+        r4 += x[i + 4]
+        r5 += x[i + 5]
+        r6 += x[i + 6]
+        r7 += x[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += x[i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _softmax_sample(y, u, pi, cdf):
+    """:func:`~.merit.softmax_and_sample` for one row: ``y`` is overwritten; returns the arm."""
+    K = y.shape[0]
+    m = y[0]
+    for a in range(1, K):
+        if y[a] > m:
+            m = y[a]
+    acc = 0.0
+    for a in range(K):
+        y[a] = math.exp(y[a] - m)
+        acc += y[a]
+        cdf[a] = acc
+    total = cdf[K - 1]
+    threshold = u * total
+    count = 0
+    for a in range(K):
+        if cdf[a] <= threshold:
+            count += 1
+    for a in range(K):
+        pi[a] = y[a] / total
+    return min(count, K - 1)
+
+
+@njit(cache=True)
+def _sample_from_policy(pi, u):
+    """:func:`~.merit.sample_from_policy` for one row."""
+    K = pi.shape[0]
+    acc = 0.0
+    count = 0
+    for a in range(K):
+        acc += pi[a]
+        if acc <= u:
+            count += 1
+    return min(count, K - 1)
+
+
+@njit(cache=True)
+def _pgd_exp(c, lower, upper, mean, lr, steps, y, ylo, yhi, e, ey, g, prev):
+    """:func:`~.optimism.pgd_exp_scores` for one row; the result is left in ``y``.
+
+    The numpy version stops when no row of the whole array moved in a step; a row that did not
+    move is a fixed point of the step, so stopping each row on its own gives the same numbers."""
+    K = y.shape[0]
+    shift = c * upper[0]
+    for a in range(1, K):
+        v = c * upper[a]
+        if v > shift:
+            shift = v
+    for a in range(K):
+        ylo[a] = c * lower[a] - shift
+        yhi[a] = c * upper[a] - shift
+        y[a] = c * mean[a] - shift
+    gain = c * lr
+    for _ in range(steps):
+        for a in range(K):
+            prev[a] = y[a]
+            e[a] = math.exp(y[a])
+            ey[a] = e[a] * y[a]
+        s0 = _row_sum(e, K)
+        s1 = _row_sum(ey, K)
+        big_y = s1 / s0
+        scale = gain / s0
+        moved = False
+        for a in range(K):
+            step = y[a] - big_y
+            step += 1.0
+            step *= e[a]
+            step *= scale
+            v = y[a] + step
+            v = min(v, yhi[a])
+            v = max(v, ylo[a])
+            y[a] = v
+            if v != prev[a]:
+                moved = True
+        if not moved:
+            break
+
+
+@njit(cache=True)
+def _mab_block(
+    algo,
+    env,
+    counts,
+    sums,
+    post_mean,
+    post_sd,
+    prior_prec,
+    lik_prec,
+    w0,
+    c,
+    eps,
+    lr,
+    steps,
+    t0,
+    u_arm,
+    posterior_noise,
+    env_u,
+    env_noise,
+    labels,
+    arm_means,
+    env_sd,
+    policy_out,
+    reward_out,
+):
+    """Every run and configuration through the rounds of one block (see the module docstring).
+
+    counts, sums, post_mean, post_sd : (R, G, K) state, updated in place
+    prior_prec, lik_prec, w0, c, eps : (G,) per-configuration hyper-parameters
+    u_arm : (R, B) the policy's "arm" uniforms; posterior_noise : (R, B, K) (TS family)
+    env_u : (R, B) example uniforms (multi-label); env_noise : (R, B, K) reward noise (arms)
+    labels : (n, K) 0/1 labels (multi-label); arm_means : (R, K) exact means
+    policy_out : (R, B, G, K) deployed policies; reward_out : (R, B, G) rewards
+    """
+    R, G, K = counts.shape
+    B = u_arm.shape[1]
+    n_examples = labels.shape[0]
+    round_robin = algo == FAIRX_UCB or algo == UCB
+    mu = np.empty(K)
+    lower = np.empty(K)
+    upper = np.empty(K)
+    y = np.empty(K)
+    ylo = np.empty(K)
+    yhi = np.empty(K)
+    e = np.empty(K)
+    ey = np.empty(K)
+    g_ = np.empty(K)
+    prev = np.empty(K)
+    cdf = np.empty(K)
+    for r in range(R):
+        for s in range(B):
+            t = t0 + s
+            u = u_arm[r, s]
+            for g in range(G):
+                pi = policy_out[r, s, g]
+                if round_robin and t < K:
+                    arm = t
+                    for a in range(K):
+                        pi[a] = 0.0
+                    pi[arm] = 1.0
+                elif algo == FAIRX_UCB:
+                    for a in range(K):
+                        n = counts[r, g, a]
+                        mean = sums[r, g, a] / n
+                        width = w0[g] / math.sqrt(n)
+                        mu[a] = mean
+                        lower[a] = mean - width
+                        upper[a] = mean + width
+                    _pgd_exp(c[g], lower, upper, mu, lr, steps, y, ylo, yhi, e, ey, g_, prev)
+                    arm = _softmax_sample(y, u, pi, cdf)
+                elif algo == UCB:
+                    arm = 0
+                    best = -np.inf
+                    for a in range(K):
+                        n = counts[r, g, a]
+                        v = sums[r, g, a] / n + w0[g] / math.sqrt(n)
+                        if v > best:
+                            best = v
+                            arm = a
+                    for a in range(K):
+                        pi[a] = 0.0
+                    pi[arm] = 1.0
+                elif algo == FAIRX_TS:
+                    for a in range(K):
+                        y[a] = c[g] * (post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a])
+                    arm = _softmax_sample(y, u, pi, cdf)
+                elif algo == TS:
+                    arm = 0
+                    best = -np.inf
+                    for a in range(K):
+                        v = post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a]
+                        if v > best:
+                            best = v
+                            arm = a
+                    for a in range(K):
+                        pi[a] = 0.0
+                    pi[arm] = 1.0
+                elif algo == FAIRX_EG:
+                    # ExpMerit.policy of the empirical means, mixed with the uniform policy
+                    m = -np.inf
+                    for a in range(K):
+                        y[a] = c[g] * (sums[r, g, a] / max(counts[r, g, a], 1.0))
+                        if y[a] > m:
+                            m = y[a]
+                    for a in range(K):
+                        y[a] = math.exp(y[a] - m)
+                    total = _row_sum(y, K)
+                    for a in range(K):
+                        pi[a] = (1.0 - eps[g]) * (y[a] / total) + eps[g] / K
+                    arm = _sample_from_policy(pi, u)
+                else:  # EG
+                    greedy = 0
+                    best = -np.inf
+                    for a in range(K):
+                        v = sums[r, g, a] / max(counts[r, g, a], 1.0)
+                        if v > best:
+                            best = v
+                            greedy = a
+                    for a in range(K):
+                        pi[a] = (1.0 - eps[g]) * (1.0 if a == greedy else 0.0) + eps[g] / K
+                    arm = _sample_from_policy(pi, u)
+                # the environment's reward for this run's arm
+                if env == MULTILABEL:
+                    example = int(env_u[r, s] * n_examples)
+                    reward = labels[example, arm]
+                elif env == BERNOULLI:
+                    reward = 1.0 if env_noise[r, s, arm] < arm_means[r, arm] else 0.0
+                else:
+                    reward = arm_means[r, arm] + env_sd * env_noise[r, s, arm]
+                reward_out[r, s, g] = reward
+                counts[r, g, arm] += 1.0
+                sums[r, g, arm] += reward
+                if algo == FAIRX_TS or algo == TS:
+                    prec = counts[r, g, arm] * lik_prec[g] + prior_prec[g]
+                    post_mean[r, g, arm] = sums[r, g, arm] * lik_prec[g] / prec
+                    post_sd[r, g, arm] = 1.0 / math.sqrt(prec)
+
+
+class FairXKernel:
+    """The compiled fast path of one multi-armed FairX policy against one environment."""
+
+    def __init__(self, policy, env, algo: int, env_kind: int):
+        self.policy, self.env, self.algo, self.env_kind = policy, env, algo, env_kind
+        R, G, K = policy.counts.shape
+        self.outputs = {
+            "policy": (np.float64, (G, K)),
+            "reward": (np.float64, (G,)),
+            "arm_means": (np.float64, (K,)),
+        }
+        self.G, self.K = G, K
+
+        def per_config(values, default):
+            arr = np.atleast_1d(np.asarray(default if values is None else values, dtype=float))
+            return np.ascontiguousarray(np.broadcast_to(arr.reshape(-1), (G,)))
+
+        merit = getattr(policy, "merit", None)
+        self.c = per_config(None if merit is None else merit.c, 1.0)
+        self.w0 = per_config(getattr(policy, "w0", None), 1.0)
+        self.eps = per_config(getattr(policy, "epsilon", None), 0.0)
+        prior = getattr(policy, "prior_prec", None)
+        lik = getattr(policy, "lik_prec", None)
+        self.prior_prec = per_config(None if prior is None else prior[:, 0], 1.0)
+        self.lik_prec = per_config(None if lik is None else lik[:, 0], 1.0)
+        self.lr = float(getattr(policy, "lr", 0.0))
+        self.steps = int(getattr(policy, "steps", 0))
+        if env_kind == MULTILABEL:
+            self.labels = np.ascontiguousarray(env.labels)
+            self.arm_means = np.ascontiguousarray(np.broadcast_to(env.means, (R, K)))
+        else:
+            self.labels = np.zeros((1, K))
+            self.arm_means = np.ascontiguousarray(np.broadcast_to(env.means, (R, K)))
+        self.env_sd = float(getattr(env, "sd", 1.0))
+        self.post_mean = getattr(policy, "post_mean", None)
+        self.post_sd = getattr(policy, "post_sd", None)
+        if self.post_mean is None:
+            self.post_mean = self.post_sd = np.zeros((1, 1, 1))
+
+    def run(self, t0: int, t1: int, out) -> None:
+        policy, env = self.policy, self.env
+        R, B = policy.counts.shape[0], t1 - t0
+        u_arm = np.ascontiguousarray(policy.arm_uniforms.block(t0, t1))
+        posterior = (
+            np.ascontiguousarray(policy.posterior_noise.block(t0, t1))
+            if self.algo in (FAIRX_TS, TS)
+            else np.zeros((1, 1, 1))
+        )
+        if self.env_kind == MULTILABEL:
+            env_u = np.ascontiguousarray(env.example_uniforms.block(t0, t1))
+            env_noise = np.zeros((1, 1, 1))
+        else:
+            env_u = np.zeros((1, 1))
+            env_noise = np.ascontiguousarray(env.reward_noise.block(t0, t1))
+        policy_out = out["policy"] if "policy" in out else np.empty((R, B, self.G, self.K))
+        reward_out = out["reward"] if "reward" in out else np.empty((R, B, self.G))
+        _mab_block(
+            self.algo,
+            self.env_kind,
+            policy.counts,
+            policy.sums,
+            self.post_mean,
+            self.post_sd,
+            self.prior_prec,
+            self.lik_prec,
+            self.w0,
+            self.c,
+            self.eps,
+            self.lr,
+            self.steps,
+            t0,
+            u_arm,
+            posterior,
+            env_u,
+            env_noise,
+            self.labels,
+            self.arm_means,
+            self.env_sd,
+            policy_out,
+            reward_out,
+        )
+        if "arm_means" in out:
+            out["arm_means"][:] = self.arm_means[:, None, :]
+        policy.policy = policy_out[:, -1].copy()  # what select() leaves behind
+
+
+def kernel_for(policy, env, algo: int):
+    """The kernel of ``policy`` (algorithm code ``algo``) against ``env``, or None when the pair
+    has none (another environment, a subclass, another merit function or solver)."""
+    from .merit import ExpMerit
+    from .model import ArmsBandit, MultiLabelBandit, PriorArmsBandit
+
+    if algo in (FAIRX_UCB, FAIRX_TS, FAIRX_EG) and type(getattr(policy, "merit", None)) is not ExpMerit:
+        return None
+    if algo == FAIRX_UCB and policy.solver != "pgd":
+        return None
+    kind = type(env)
+    if kind is MultiLabelBandit:
+        env_kind = MULTILABEL
+    elif kind is ArmsBandit:
+        env_kind = BERNOULLI if env.noise == "bernoulli" else GAUSSIAN
+    elif kind is PriorArmsBandit:
+        env_kind = GAUSSIAN
+    else:
+        return None
+    return FairXKernel(policy, env, algo, env_kind)
