@@ -177,8 +177,8 @@ class BoundedDiscrepancy:
         self.probs = dec.probs[vc[:, [s_plus, s_minus], :]]  # (n_ctx, 2, n_b, n_arms, n_cells)
         # With W inside the arm and user features every P(W | x, a) is a point mass: then the sums
         # over cells are single terms, and gathering them gives the same numbers much faster.
-        self._cells = self.probs.argmax(axis=-1) if np.all((dec.probs == 0) | (dec.probs == 1)) else None
-        self._own = dec.probs.argmax(axis=-1) if self._cells is not None else None
+        self.cells = self.probs.argmax(axis=-1) if np.all((dec.probs == 0) | (dec.probs == 1)) else None
+        self.own_cells = dec.probs.argmax(axis=-1) if self.cells is not None else None
 
     def estimate(
         self,
@@ -190,7 +190,7 @@ class BoundedDiscrepancy:
     ):
         """``(Δ̂, radius_paper, radius_diff)``, each ``(n_runs, n_arms)``, or ``(n_runs,)`` for ``arms``
         (shapes as :meth:`IdentifiedDiscrepancy.estimate`; both radii are always computed here)."""
-        if self._cells is not None:
+        if self.cells is not None:
             return self._estimate_point_masses(means, rad8, context, arms)
         if arms is None:
             q = self.probs[context]  # (n_runs, 2, n_b, n_arms, n_cells)
@@ -210,13 +210,13 @@ class BoundedDiscrepancy:
     def _estimate_point_masses(self, means, rad8, context, arms):
         rows = np.arange(len(context))
         if arms is None:
-            cells = self._cells[context]  # (n_runs, 2, n_b, n_arms)
+            cells = self.cells[context]  # (n_runs, 2, n_b, n_arms)
             idx = rows[:, None, None, None]
-            radius_paper = rad8[rows[:, None], self._own[context]]
+            radius_paper = rad8[rows[:, None], self.own_cells[context]]
         else:
-            cells = self._cells[context, :, :, arms]  # (n_runs, 2, n_b)
+            cells = self.cells[context, :, :, arms]  # (n_runs, 2, n_b)
             idx = rows[:, None, None]
-            radius_paper = rad8[rows, self._own[context, arms]]
+            radius_paper = rad8[rows, self.own_cells[context, arms]]
         mu = means[idx, cells]
         lower, upper = mu.min(axis=2), mu.max(axis=2)
         delta_hat = np.maximum(np.abs(upper[:, 0] - lower[:, 1]), np.abs(upper[:, 1] - lower[:, 0]))
@@ -364,10 +364,10 @@ class DecomposedUCB:
     def reset(self, streams: RunStreams) -> None:
         self.stats = CellStatistics(streams.n_runs, self.dec.n_cells)
         self._rows = np.arange(streams.n_runs)
-        self._ties = streams.per_round("ties", (), "uniform") if self.tie_break == "random" else None
+        self.ties = streams.per_round("ties", (), "uniform") if self.tie_break == "random" else None
 
     def _tie_noise(self, t: int):
-        return None if self._ties is None else self._ties.at(t)
+        return None if self.ties is None else self.ties.at(t)
 
     def cell_means(self) -> np.ndarray:
         """``μ̂_k``, shape ``(n_runs, n_cells)`` (``unseen_mean`` where ``N_k = 0``)."""
@@ -384,6 +384,14 @@ class DecomposedUCB:
 
     def update(self, t: int, context, actions: np.ndarray, feedback: dict) -> None:
         self.stats.add(self.dec.realized_cells(feedback), feedback["reward"])
+
+    def compiled(self, env):
+        """The compiled fast path against :class:`~.model.CausalBanditEnv`
+        (:func:`~.kernels.kernel_for`; F-UCB inherits it), or None for another environment, an
+        estimator or a subclass the kernel does not know."""
+        from .kernels import kernel_for
+
+        return kernel_for(self, env)
 
 
 class FairUCB(DecomposedUCB):
@@ -432,7 +440,7 @@ class FairUCB(DecomposedUCB):
 
     def reset(self, streams: RunStreams) -> None:
         super().reset(streams)
-        self._diag = {}
+        self.last_diagnostics = {}
 
     def ucb_delta(self, t: int, context: np.ndarray, means: np.ndarray | None = None) -> np.ndarray:
         """``UCB_Δ,a(t)`` of Eq. 12 (with ``α_c``) for every arm, shape ``(n_runs, n_arms)``."""
@@ -458,7 +466,7 @@ class FairUCB(DecomposedUCB):
             else:
                 backup = argmax_ties(ucb, u)
             chosen = np.where(any_fair, chosen, backup)
-        self._diag = {
+        self.last_diagnostics = {
             "fallback": (~any_fair).astype(float),
             "fair_set_size": fair.sum(axis=1).astype(float),
             "own_ucb_delta": ucb_d[self._rows, chosen],
@@ -466,7 +474,7 @@ class FairUCB(DecomposedUCB):
         return chosen
 
     def diagnostics(self) -> dict[str, np.ndarray]:
-        return self._diag
+        return self.last_diagnostics
 
 
 def linear_features(context_features: np.ndarray, arm_features: np.ndarray, bias: bool = True) -> np.ndarray:
@@ -547,7 +555,7 @@ class FairLinUCB:
         self.b = np.zeros((n, self.d))
         self.group_stats = CellStatistics(n, 2 * self.n_arms)
         self._rows = np.arange(n)
-        self._ties = streams.per_round("ties", (), "uniform") if self.tie_break == "random" else None
+        self.ties = streams.per_round("ties", (), "uniform") if self.tie_break == "random" else None
 
     def scores(self, t: int, context: np.ndarray) -> np.ndarray:
         """The penalised optimistic score of every arm, shape ``(n_runs, n_arms)``."""
@@ -562,7 +570,7 @@ class FairLinUCB:
         return mean + self.alpha * width - self.gamma * gap
 
     def select(self, t: int, context: np.ndarray) -> np.ndarray:
-        return argmax_ties(self.scores(t, context), None if self._ties is None else self._ties.at(t))
+        return argmax_ties(self.scores(t, context), None if self.ties is None else self.ties.at(t))
 
     def update(self, t: int, context, actions, feedback) -> None:
         x = self.features[context, actions]  # (n_runs, d)
@@ -572,3 +580,10 @@ class FairLinUCB:
         self.a_inv -= ax[:, :, None] * ax[:, None, :] / denom[:, None, None]
         self.b += r[:, None] * x
         self.group_stats.add(self.groups[context] * self.n_arms + actions, r)
+
+    def compiled(self, env):
+        """The compiled fast path against :class:`~.model.CausalBanditEnv`
+        (:func:`~.kernels.kernel_for`), or None."""
+        from .kernels import kernel_for
+
+        return kernel_for(self, env)

@@ -75,11 +75,11 @@ class Audited:
     def reset(self, streams: RunStreams) -> None:
         self.policy.reset(streams)
         self.auditor.reset(streams.n_runs)
-        self._audit: dict[str, np.ndarray] = {}
+        self.last_audit: dict[str, np.ndarray] = {}
 
     def select(self, t: int, context) -> np.ndarray:
         actions = self.policy.select(t, context)
-        self._audit = self.auditor.measure(t, context, actions)
+        self.last_audit = self.auditor.measure(t, context, actions)
         return actions
 
     def update(self, t: int, context, actions, feedback) -> None:
@@ -88,7 +88,14 @@ class Audited:
 
     def diagnostics(self) -> dict[str, np.ndarray]:
         own = getattr(self.policy, "diagnostics", None)
-        return {**(own() if own is not None else {}), **self._audit}
+        return {**(own() if own is not None else {}), **self.last_audit}
+
+    def compiled(self, env):
+        """The compiled fast path of the policy and its auditor together against
+        :class:`~.model.CausalBanditEnv` (:func:`~.kernels.kernel_for`), or None."""
+        from .kernels import kernel_for
+
+        return kernel_for(self, env)
 
 
 def unfair_counts(result: SimulationResult, taus: Sequence[float], definition: str = "auditor_paper") -> np.ndarray:

@@ -117,14 +117,14 @@ class IIDContexts:
         if probs.ndim != 1 or np.any(probs < 0) or abs(probs.sum() - 1.0) > 1e-9:
             raise ValueError(f"context probabilities must be a probability vector, got {probs.tolist()}")
         self.probs = probs
-        self._cdf = np.cumsum(probs)
-        self._cdf[-1] = 1.0
+        self.cdf = np.cumsum(probs)
+        self.cdf[-1] = 1.0
 
     def reset(self, streams: RunStreams) -> None:
-        self._noise = streams.per_round("contexts", (), "uniform")
+        self.noise = streams.per_round("contexts", (), "uniform")
 
     def draw(self, t: int) -> np.ndarray:
-        return np.searchsorted(self._cdf, self._noise.at(t), side="right").astype(np.int64)
+        return np.searchsorted(self.cdf, self.noise.at(t), side="right").astype(np.int64)
 
 
 class UserSequence:
@@ -149,10 +149,10 @@ class UserSequence:
 
     def reset(self, streams: RunStreams) -> None:
         u = streams.once("user order", (len(self.user_contexts),))
-        self._order = np.argsort(u, axis=1, kind="stable")
+        self.order = np.argsort(u, axis=1, kind="stable")
 
     def draw(self, t: int) -> np.ndarray:
-        return self.user_contexts[self._order[:, t % len(self.user_contexts)]]
+        return self.user_contexts[self.order[:, t % len(self.user_contexts)]]
 
 
 @dataclass
@@ -199,6 +199,7 @@ class CausalBanditEnv:
     offset: float = 0.0
     name: str = "causal bandit"
     _joint: np.ndarray | None = field(default=None, init=False, repr=False)
+    _plan: list | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         self.context_nodes = tuple(self.context_nodes)
@@ -242,13 +243,13 @@ class CausalBanditEnv:
         probs = np.zeros(self.n_contexts)
         probs[: len(self.contexts.probs)] = self.contexts.probs
         self.context_probs = probs
-        self._labels = {
+        self.labels = {
             n: np.asarray(self.model.states[n], dtype=float)
             for n in self.model.states
             if _numeric(self.model.states[n])
         }
         for n in self.reward_weights:
-            if n not in self._labels:
+            if n not in self.labels:
                 raise ValueError(
                     f"{self.name}: the reward uses {n!r}, whose labels {self.model.states[n]!r} are not numbers"
                 )
@@ -295,7 +296,7 @@ class CausalBanditEnv:
         return mean
 
     def _expected_label(self, cond: np.ndarray, node: str) -> np.ndarray:
-        labels = self._labels[node]
+        labels = self.labels[node]
         if node in self.context_nodes:
             j = self.context_nodes.index(node)
             return np.broadcast_to(labels[self.context_codes[:, j]][:, None], (self.n_contexts, self.n_arms))
@@ -346,11 +347,11 @@ class CausalBanditEnv:
             r = np.full(p.shape, float(self.offset))
             for node, w in self.reward_weights.items():
                 if node in node_code:
-                    r = r + w * self._labels[node][node_code[node]]
+                    r = r + w * self.labels[node][node_code[node]]
                 elif node in self.context_nodes:
-                    r = r + w * self._labels[node][self.context_codes[:, self.context_nodes.index(node)]][:, None]
+                    r = r + w * self.labels[node][self.context_codes[:, self.context_nodes.index(node)]][:, None]
                 else:
-                    r = r + w * self._labels[node][self.arm_codes[:, self.arm_nodes.index(node)]][None, :]
+                    r = r + w * self.labels[node][self.arm_codes[:, self.arm_nodes.index(node)]][None, :]
             ci, ai = np.indices(p.shape)
             np.add.at(probs, (ci, ai, cell), p)
             np.add.at(mass, (ci, ai, cell), p * r)
@@ -410,10 +411,16 @@ class CausalBanditEnv:
         return out
 
     # ------------------------------------------------------------------ sampling
-    def _sampling_plan(self):
-        """For every node other than the context and arm nodes, in topological order: its parents,
-        their strides in the flattened table, and the table's cumulative rows (the same inverse-CDF
-        rule as :meth:`DiscreteSCM.sample_from_uniforms`, without its per-call checks)."""
+    def sampling_plan(self):
+        """For every node other than the context and arm nodes, in topological order: its name, its
+        column of the uniforms, its parents, their strides in the flattened table, and the table's
+        cumulative rows without the last column (the same inverse-CDF rule as
+        :meth:`DiscreteSCM.sample_from_uniforms`, without its per-call checks). Computed once."""
+        if self._plan is None:
+            self._plan = self._build_sampling_plan()
+        return self._plan
+
+    def _build_sampling_plan(self):
         plan = []
         fixed = set(self.context_nodes) | set(self.arm_nodes)
         for node in self.model.nodes:
@@ -430,11 +437,9 @@ class CausalBanditEnv:
     def sample_nodes(self, u: np.ndarray, contexts: np.ndarray, actions: np.ndarray) -> dict[str, np.ndarray]:
         """State codes of every node for each run, given its context, arm and uniforms ``u`` of shape
         ``(n_runs, n_nodes)`` (columns as in :meth:`DiscreteSCM.column`)."""
-        if not hasattr(self, "_plan"):
-            self._plan = self._sampling_plan()
         codes = {n: self.context_codes[contexts, j] for j, n in enumerate(self.context_nodes)}
         codes.update({n: self.arm_codes[actions, j] for j, n in enumerate(self.arm_nodes)})
-        for node, col, parents, strides, cdf in self._plan:
+        for node, col, parents, strides, cdf in self.sampling_plan():
             flat = 0
             for p, st in zip(parents, strides):
                 flat = flat + codes[p] * st
@@ -445,8 +450,8 @@ class CausalBanditEnv:
     # ------------------------------------------------------------------ the runner's protocol
     def reset(self, streams: RunStreams) -> None:
         self.contexts.reset(streams)
-        self._uniforms = streams.per_round("nodes", (len(self.model.nodes),), "uniform")
-        self._noise = streams.per_round("reward noise", (), "normal")
+        self.node_uniforms = streams.per_round("nodes", (len(self.model.nodes),), "uniform")
+        self.reward_noise = streams.per_round("reward noise", (), "normal")
         self._context: np.ndarray | None = None
 
     def observe(self, t: int) -> np.ndarray:
@@ -457,13 +462,13 @@ class CausalBanditEnv:
     def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
         c = self._context
         actions = np.asarray(actions, dtype=np.int64)
-        codes = self.sample_nodes(self._uniforms.at(t), c, actions)
+        codes = self.sample_nodes(self.node_uniforms.at(t), c, actions)
         mean = np.full(len(c), float(self.offset))
         for node, w in self.reward_weights.items():
-            mean = mean + w * self._labels[node][codes[node]]
+            mean = mean + w * self.labels[node][codes[node]]
         mu = self.means[c, actions]
         out = {
-            "reward": mean + self.sigma * self._noise.at(t),
+            "reward": mean + self.sigma * self.reward_noise.at(t),
             "regret": self.best_means[c] - mu,
             "discrepancy": self.discrepancy[c, actions],
         }

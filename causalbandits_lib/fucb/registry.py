@@ -14,6 +14,9 @@
 - ``fucb.toy_audited.*``: F-UCB with the bounded estimator and Fair-LinUCB with random ties on the
   toy of :mod:`~causalbandits_lib.fucb.instances.toy`.
 
+Every entry's policy has a compiled kernel for its environment (:mod:`.kernels`), so the
+conformance check also compares the kernel with the numpy path on every value an entry keeps.
+
 The instances are built on first use, so importing the registry is cheap.
 """
 
@@ -27,20 +30,33 @@ from ..core.registry import BanditEntry
 from .algorithms import BoundedDiscrepancy, FairLinUCB, FairUCB, linear_features
 from .auditing import Audited, FairnessAuditor
 from .experiments import FUCB_VARIANTS, AdultSetup, EmailSetup, adult_setup_from_users, email_setup, make_policy
-from .instances.adult_video import synthetic_adult_users
-from .instances.email_campaign import SENSITIVE
+from .instances.adult_video import USER_NODES, VIDEO_NODES, synthetic_adult_users
+from .instances.email_campaign import ARM_NODES, CONTEXT_NODES, INTERMEDIATE_NODES, SENSITIVE
 from .instances.toy import fair_toy
 
-__all__ = ["ENTRIES", "ADULT_USER_GRAPH", "email", "adult", "toy"]
+__all__ = ["ENTRIES", "ADULT_USER_GRAPH", "audited_values", "email", "adult", "toy"]
 
 #: The user graph PC learns on the real Adult rows (the book's and the paper-scale records).
 ADULT_USER_GRAPH = (("age", "income"), ("race", "income"), ("sex", "age"), ("sex", "income"), ("sex", "race"))
 #: Users of the small Adult-Video bandit (half offline, half online: 100 users, fewer than ``T``,
 #: so the user order wraps around).
 ADULT_USERS = 200
-#: Per-round values compared for an audited entry: ``None``, every value the environment (the
-#: node codes, the true discrepancy) and the policy (the audit, F-UCB's diagnostics) produce.
-AUDITED = None
+#: Per-round values of an audited entry: the environment's feedback (with the state code of every
+#: node of the model), the audit, and F-UCB's own diagnostics. Every value is named, so the compiled
+#: kernel (which records blocks of named values) is compared with the numpy path on all of them;
+#: ``tests/fucb/test_registry.py`` checks that the list is every value a simulation produces.
+FEEDBACK = ("reward", "regret", "discrepancy")
+AUDIT = ("audit_delta_hat", "audit_radius_paper", "audit_radius_diff")
+FAIR_DIAGNOSTICS = ("fallback", "fair_set_size", "own_ucb_delta")
+EMAIL_NODES = (*CONTEXT_NODES, *ARM_NODES, *INTERMEDIATE_NODES)
+ADULT_NODES = (*USER_NODES, *VIDEO_NODES)
+TOY_NODES = ("S", "A", "Z")
+
+
+def audited_values(nodes: tuple[str, ...], fair: bool) -> tuple[str, ...]:
+    """Every per-round value of an audited simulation on a bandit with ``nodes``, F-UCB's
+    diagnostics included when ``fair``."""
+    return FEEDBACK + tuple(nodes) + AUDIT + (FAIR_DIAGNOSTICS if fair else ())
 
 
 @cache
@@ -138,7 +154,7 @@ ENTRIES = [
             _email_policy(name, audited=True),
             T=150,
             n_runs=3,
-            metrics=AUDITED,
+            metrics=audited_values(EMAIL_NODES, name in FUCB_VARIANTS),
             seed=7,
         )
         for name in ("UCB", "C-UCB", "D-UCB", *FUCB_VARIANTS)
@@ -149,7 +165,7 @@ ENTRIES = [
         _email_policy("F-UCB", audited=True, fallback="unconstrained", tie_break="random"),
         T=150,
         n_runs=3,
-        metrics=AUDITED,
+        metrics=audited_values(EMAIL_NODES, True),
         seed=3,
     ),
     BanditEntry(
@@ -158,7 +174,7 @@ ENTRIES = [
         _email_policy("F-UCB-diff", audited=True, fallback="safe_arm", safe_arm=5, alpha_r=2.0, alpha_c=0.5),
         T=150,
         n_runs=3,
-        metrics=AUDITED,
+        metrics=audited_values(EMAIL_NODES, True),
         seed=3,
     ),
     # notebook 5 on a small stand-in
@@ -166,13 +182,13 @@ ENTRIES = [
         "fucb.adult_audited.d_ucb",
         _adult_env,
         _adult_audited(lambda s: make_policy("D-UCB", s.decomposition)),
-        metrics=AUDITED,
+        metrics=audited_values(ADULT_NODES, False),
     ),
     BanditEntry(
         "fucb.adult_audited.fair_linucb",
         _adult_env,
         _adult_audited(lambda s: FairLinUCB(s.features, s.groups)),
-        metrics=AUDITED,
+        metrics=audited_values(ADULT_NODES, False),
     ),
     *(
         BanditEntry(
@@ -183,14 +199,26 @@ ENTRIES = [
                     "F-UCB", s.decomposition, s.estimator(which), 0.3, fair_radius=radius, label=f"F-UCB-{which}"
                 )
             ),
-            metrics=AUDITED,
+            metrics=audited_values(ADULT_NODES, True),
         )
         for which in ("bounds", "identified")
         for radius in ("paper", "diff")
     ),
     # the toy: the bounded estimator (point masses not available: W = {Z}) and random ties
-    BanditEntry("fucb.toy_audited.f_ucb_bounded_diff", _toy_env, _toy_audited(False), T=200, metrics=AUDITED, seed=5),
     BanditEntry(
-        "fucb.toy_audited.fair_linucb_random_ties", _toy_env, _toy_audited(True), T=200, metrics=AUDITED, seed=5
+        "fucb.toy_audited.f_ucb_bounded_diff",
+        _toy_env,
+        _toy_audited(False),
+        T=200,
+        metrics=audited_values(TOY_NODES, True),
+        seed=5,
+    ),
+    BanditEntry(
+        "fucb.toy_audited.fair_linucb_random_ties",
+        _toy_env,
+        _toy_audited(True),
+        T=200,
+        metrics=audited_values(TOY_NODES, False),
+        seed=5,
     ),
 ]

@@ -21,6 +21,12 @@ floating-point numbers whatever the number of runs beside it. Internally LinUCB 
 on the last axis (every elementwise operation then loops over runs innermost, about three times
 faster than with inner loops of length ``d``); its ``a_inv`` and ``b`` properties give the usual
 leading-runs views.
+
+Compiled fast paths
+-------------------
+:meth:`LinUCB.compiled` and :meth:`ClippedUCB.compiled` return the numba kernels of
+:mod:`.kernels` for the core's contextual and non-contextual Bernoulli bandits; they repeat the
+arithmetic below operation for operation (the same ordered sums), so both paths agree bit for bit.
 """
 
 from __future__ import annotations
@@ -206,13 +212,14 @@ class LinUCB:
         tail = (self.n_contexts, self.n_arms)
         self.lower = _per_run("lower", self._lower_in, runs, tail)
         self.upper = _per_run("upper", self._upper_in, runs, tail)
-        # Internal layout: runs on the LAST axis, so that every elementwise operation below runs
-        # over the runs in its inner loop (with a leading runs axis the inner loops would have
-        # length d = 5 and the step would be ~3x slower). :attr:`a_inv` and :attr:`b` give the
-        # usual leading-runs views.
-        self._feat_t = np.ascontiguousarray(np.moveaxis(self.features, 0, -1))  # (k, d, n_contexts)
-        self._a_inv = np.broadcast_to((np.eye(d) / self.lam)[None, :, :, None], (k, d, d, n)).copy()
-        self._b = np.zeros((k, d, n))
+        # State layout: runs on the LAST axis (``features_t``, ``a_inv_t``, ``b_t``), so that every
+        # elementwise operation below runs over the runs in its inner loop (with a leading runs
+        # axis the inner loops would have length d = 5 and the step would be ~3x slower).
+        # :attr:`a_inv` and :attr:`b` give the usual leading-runs views. The compiled kernel
+        # (:mod:`.kernels`) updates these arrays in place.
+        self.features_t = np.ascontiguousarray(np.moveaxis(self.features, 0, -1))  # (k, d, n_contexts)
+        self.a_inv_t = np.broadcast_to((np.eye(d) / self.lam)[None, :, :, None], (k, d, d, n)).copy()
+        self.b_t = np.zeros((k, d, n))
         self._rows = np.arange(n)
         weight = _per_run("warm_weight", self._w_in, runs, tail)
         reward = _per_run("warm_reward", self._r_in, runs, tail)
@@ -223,66 +230,81 @@ class LinUCB:
             weight = np.where(usable, weight, 0.0)
             reward = np.where(usable, reward, 0.0)
             for c in range(self.n_contexts):
-                x = self._feat_t[:, :, np.full(n, c)]  # (k, d, n)
+                x = self.features_t[:, :, np.full(n, c)]  # (k, d, n)
                 w = weight[:, c, :].T  # (k, n)
-                v = _ordered_sum_axis2(self._a_inv * x[:, None, :, :])
+                v = _ordered_sum_axis2(self.a_inv_t * x[:, None, :, :])
                 denom = 1.0 + w * _ordered_sum_axis1(v * x)
-                self._a_inv = self._a_inv - (w / denom)[:, None, None, :] * (v[:, :, None, :] * v[:, None, :, :])
-                self._b = self._b + (w * reward[:, c, :].T)[:, None, :] * x
-        self._ties = streams.per_round("ties") if self.tie_break == "random" else None
-        self._v = None
-        self._dominated = np.zeros(n, dtype=bool)
+                self.a_inv_t = self.a_inv_t - (w / denom)[:, None, None, :] * (v[:, :, None, :] * v[:, None, :, :])
+                self.b_t = self.b_t + (w * reward[:, c, :].T)[:, None, :] * x
+        self.ties = streams.per_round("ties") if self.tie_break == "random" else None
+        self.last_x = self.last_v = self.last_vx = None
+        self.dominated = np.zeros(n, dtype=bool)
 
     @property
     def a_inv(self) -> np.ndarray:
         """``A_a⁻¹`` of every run and arm, shape ``(n_runs, n_arms, d, d)`` (a view)."""
-        return np.moveaxis(self._a_inv, -1, 0)
+        return np.moveaxis(self.a_inv_t, -1, 0)
 
     @property
     def b(self) -> np.ndarray:
         """``b_a`` of every run and arm, shape ``(n_runs, n_arms, d)`` (a view)."""
-        return np.moveaxis(self._b, -1, 0)
+        return np.moveaxis(self.b_t, -1, 0)
 
     def index(self, context: np.ndarray) -> np.ndarray:
         """The (clipped) optimistic index of every arm, shape ``(n_runs, n_arms)``; caches
         ``A_a⁻¹x`` and ``xᵀA_a⁻¹x`` for the update."""
         c = np.asarray(context, dtype=np.int64)
-        x = self._feat_t[:, :, c]  # (k, d, n)
-        v = _ordered_sum_axis2(self._a_inv * x[:, None, :, :])  # A⁻¹x, (k, d, n)
-        mean = _ordered_sum_axis1(v * self._b)
+        x = self.features_t[:, :, c]  # (k, d, n)
+        v = _ordered_sum_axis2(self.a_inv_t * x[:, None, :, :])  # A⁻¹x, (k, d, n)
+        mean = _ordered_sum_axis1(v * self.b_t)
         vx = _ordered_sum_axis1(v * x)
         ucb = (mean + self.alpha * np.sqrt(np.maximum(vx, 0.0))).T  # (n, k)
         if self.clip != "none":
             ucb = np.minimum(ucb, self.upper[self._rows, c])
         if self.clip == "both":
             ucb = np.maximum(ucb, self.lower[self._rows, c])
-        self._x, self._v, self._vx = x, v, vx
+        self.last_x, self.last_v, self.last_vx = x, v, vx
         return ucb
 
     def select(self, t: int, context) -> np.ndarray:
         values = self.index(context)
-        u = self._ties.at(t) if self._ties is not None else None
+        u = self.ties.at(t) if self.ties is not None else None
         actions = argmax_ties(values, u)
         if self.upper is not None and self.lower is not None:
             c = np.asarray(context, dtype=np.int64)
             best_lower = self.lower[self._rows, c].max(axis=1)
-            self._dominated = self.upper[self._rows, c, actions] < best_lower
+            self.dominated = self.upper[self._rows, c, actions] < best_lower
         return actions
 
     def update(self, t: int, context, actions: np.ndarray, feedback: dict) -> None:
         # Sherman-Morrison on every arm with weight 1 for the pulled arm and 0 for the others:
         # subtracting an exact zero leaves the other arms' state unchanged and avoids fancy-indexed
         # writes. ``v v^T`` is exactly symmetric, so A⁻¹ stays exactly symmetric.
-        x, v = self._x, self._v
+        x, v = self.last_x, self.last_v
         pulled = (np.arange(self.n_arms)[:, None] == np.asarray(actions)[None, :]).astype(float)  # (k, n)
-        coef = pulled / (1.0 + self._vx)
-        self._a_inv = self._a_inv - coef[:, None, None, :] * (v[:, :, None, :] * v[:, None, :, :])
-        self._b = self._b + (pulled * np.asarray(feedback["reward"], dtype=float)[None, :])[:, None, :] * x
+        coef = pulled / (1.0 + self.last_vx)
+        self.a_inv_t = self.a_inv_t - coef[:, None, None, :] * (v[:, :, None, :] * v[:, None, :, :])
+        self.b_t = self.b_t + (pulled * np.asarray(feedback["reward"], dtype=float)[None, :])[:, None, :] * x
 
     def diagnostics(self) -> dict[str, np.ndarray]:
         """``dominated``: whether the arm just pulled had ``U`` below another arm's ``L`` (needs
         both bounds; always False otherwise)."""
-        return {"dominated": self._dominated.astype(float)}
+        return {"dominated": self.dominated.astype(float)}
+
+    def compiled(self, env):
+        """The compiled fast path against the core's
+        :class:`~causalbandits_lib.core.environments.ContextualBernoulliBandit`
+        (:class:`~.kernels.LinUCBKernel`), or None for any other environment or a subclass of
+        either (whose behaviour the kernel does not know)."""
+        from ..core.environments import ContextualBernoulliBandit
+
+        if type(self) is not LinUCB or type(env) is not ContextualBernoulliBandit:
+            return None
+        if env.means.shape != (self.n_contexts, self.n_arms):
+            return None
+        from .kernels import LinUCBKernel
+
+        return LinUCBKernel(self, env)
 
 
 class ClippedUCB:
@@ -320,7 +342,7 @@ class ClippedUCB:
         self.lower = _per_run("lower", self._lower_in, streams.runs, tail)
         self.upper = _per_run("upper", self._upper_in, streams.runs, tail)
         self.stats = CellStatistics(streams.n_runs, self.n_arms)
-        self._ties = streams.per_round("ties") if self.tie_break == "random" else None
+        self.ties = streams.per_round("ties") if self.tie_break == "random" else None
 
     def index(self) -> np.ndarray:
         counts = self.stats.counts
@@ -332,8 +354,21 @@ class ClippedUCB:
         return ucb
 
     def select(self, t: int, context=None) -> np.ndarray:
-        u = self._ties.at(t) if self._ties is not None else None
+        u = self.ties.at(t) if self.ties is not None else None
         return argmax_ties(self.index(), u)
 
     def update(self, t: int, context, actions: np.ndarray, feedback: dict) -> None:
         self.stats.add(actions, feedback["reward"])
+
+    def compiled(self, env):
+        """The compiled fast path against the core's
+        :class:`~causalbandits_lib.core.environments.BernoulliBandit`
+        (:class:`~.kernels.ClippedUCBKernel`), or None for any other environment or a subclass of
+        either."""
+        from ..core.environments import BernoulliBandit
+
+        if type(self) is not ClippedUCB or type(env) is not BernoulliBandit or env.n_arms != self.n_arms:
+            return None
+        from .kernels import ClippedUCBKernel
+
+        return ClippedUCBKernel(self, env)

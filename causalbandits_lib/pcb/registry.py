@@ -12,6 +12,9 @@
   bounds (both clippings), a warm start with random weights (zeros and a NaN estimate included),
   and the lowest-arm tie-break.
 
+Every entry's policy has a compiled kernel for its environment (:mod:`.kernels`), so the
+conformance check also compares the kernel with the numpy path.
+
 The models and priors are computed on first use, so importing the registry is cheap.
 """
 

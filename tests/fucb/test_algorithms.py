@@ -36,9 +36,9 @@ def test_point_mass_fast_path_equals_the_general_sums():
     env, _ = fair_toy()
     dec = env.decomposition(("S", "A"))  # W inside the context and arm nodes: point masses
     est = BoundedDiscrepancy(dec, env.varied_contexts("S", []))
-    assert est._cells is not None
+    assert est.cells is not None
     general = BoundedDiscrepancy(dec, env.varied_contexts("S", []))
-    general._cells = None
+    general.cells = None
     rng = np.random.default_rng(0)
     m, r, c, a = rng.random((6, 4)), rng.random((6, 4)), rng.integers(0, 2, 6), rng.integers(0, 2, 6)
     for x, y in zip(est.estimate(m, r, c), general.estimate(m, r, c)):

@@ -84,7 +84,7 @@ def test_upper_only_clipping_can_pull_a_dominated_arm():
     assert a[0] == 0 and pol.diagnostics()["dominated"][0] == 1.0
     both = A.LinUCB(f, alpha=0.01, lower=lower, upper=upper, clip="both", tie_break="first")
     both.reset(RunStreams(0, [0]))
-    both._a_inv, both._b = pol._a_inv.copy(), pol._b.copy()
+    both.a_inv_t, both.b_t = pol.a_inv_t.copy(), pol.b_t.copy()
     assert both.select(99, c)[0] == 3
 
 
