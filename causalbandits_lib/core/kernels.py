@@ -20,7 +20,117 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["accumulate_block", "UCB1Kernel"]
+__all__ = ["accumulate_block", "block_sum", "pairwise_sum", "argmax_ties_row", "UCB1Kernel"]
+
+
+# ---------------------------------------------------------------------------- numpy's arithmetic
+# Kernels repeat the numpy path's arithmetic operation for operation; these are the pieces whose
+# order numpy fixes: a row sum (pairwise, not sequential) and argmax with ties.
+
+
+@njit(cache=True)
+def block_sum(x, lo, n):
+    """numpy's pairwise sum of ``x[lo : lo + n]`` for ``n <= 128`` (one leaf of its recursion)."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += x[i]
+        return res
+    r0, r1, r2, r3 = x[lo], x[lo + 1], x[lo + 2], x[lo + 3]
+    r4, r5, r6, r7 = x[lo + 4], x[lo + 5], x[lo + 6], x[lo + 7]
+    i = 8
+    stop = n - (n % 8)
+    while i < stop:
+        r0 += x[lo + i]
+        r1 += x[lo + i + 1]
+        r2 += x[lo + i + 2]
+        r3 += x[lo + i + 3]
+        r4 += x[lo + i + 4]
+        r5 += x[lo + i + 5]
+        r6 += x[lo + i + 6]
+        r7 += x[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += x[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def pairwise_sum(x, lo, n):
+    """``np.sum`` of the contiguous numbers ``x[lo : lo + n]`` in numpy's order: sequential from 0
+    below 8 numbers, eight interleaved partial sums combined pairwise up to 128, and above that
+    the sum of the two halves (cut at a multiple of 8), each summed the same way.
+
+    numpy recurses; this walks the same tree with an explicit stack (numba cannot cache a
+    recursive function)."""
+    if n <= 128:
+        return block_sum(x, lo, n)
+    los = np.empty(128, dtype=np.int64)
+    ns = np.empty(128, dtype=np.int64)
+    combine = np.empty(128, dtype=np.bool_)
+    partial = np.empty(64)
+    top, depth = 0, 0
+    los[0], ns[0], combine[0] = lo, n, False
+    top = 1
+    while top > 0:
+        top -= 1
+        a, m, join = los[top], ns[top], combine[top]
+        if join:
+            depth -= 1
+            partial[depth - 1] = partial[depth - 1] + partial[depth]
+        elif m <= 128:
+            partial[depth] = block_sum(x, a, m)
+            depth += 1
+        else:
+            m2 = m // 2
+            m2 -= m2 % 8
+            los[top], ns[top], combine[top] = a, m, True
+            los[top + 1], ns[top + 1], combine[top + 1] = a + m2, m - m2, False
+            los[top + 2], ns[top + 2], combine[top + 2] = a, m2, False
+            top += 3
+    return partial[0]
+
+
+@njit(cache=True)
+def argmax_ties_row(values, n, u, use_u):
+    """:func:`~causalbandits_lib.core.policies.argmax_ties` for one row ``values[:n]`` (``atol = 0``):
+    ``np.argmax`` (the first maximum, or the first NaN) without ``u``; with it, the
+    ``int(u · n_tied)``-th (0-based, capped) of the entries ``>=`` the row maximum (NaN if the row
+    has one, then no entry is tied and the answer is 0, as numpy's)."""
+    if not use_u:
+        best = 0
+        for a in range(1, n):
+            if values[best] != values[best]:
+                break
+            if values[a] > values[best] or values[a] != values[a]:
+                best = a
+        return best
+    m = values[0]
+    has_nan = m != m
+    for a in range(1, n):
+        v = values[a]
+        if v != v:
+            has_nan = True
+        elif v > m:
+            m = v
+    if has_nan:
+        m = np.nan
+    n_tied = 0
+    for a in range(n):
+        if values[a] >= m:
+            n_tied += 1
+    pick = int(u * n_tied)
+    if pick > n_tied - 1:
+        pick = n_tied - 1
+    seen = 0
+    for a in range(n):
+        if values[a] >= m:
+            seen += 1
+        if seen > pick:
+            return a
+    return 0
 
 
 @njit(cache=True)

@@ -25,7 +25,9 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["argmax_ties_row", "LinUCBKernel", "ClippedUCBKernel"]
+from ..core.kernels import argmax_ties_row
+
+__all__ = ["LinUCBKernel", "ClippedUCBKernel"]
 
 
 @njit(cache=True, inline="always")
@@ -38,46 +40,6 @@ def _np_minimum(a, b):
 def _np_maximum(a, b):
     """``np.maximum`` of two floats (NaN propagates)."""
     return a if (a >= b or a != a) else b
-
-
-@njit(cache=True)
-def argmax_ties_row(values, n, u, use_u):
-    """:func:`~causalbandits_lib.core.policies.argmax_ties` for one row ``values[:n]`` (``atol = 0``):
-    ``np.argmax`` (the first maximum, or the first NaN) without ``u``; with it, the
-    ``int(u · n_tied)``-th (0-based, capped) of the entries ``>=`` the row maximum (NaN if the row
-    has one, then no entry is tied and the answer is 0, as numpy's)."""
-    if not use_u:
-        best = 0
-        for a in range(1, n):
-            if values[best] != values[best]:
-                break
-            if values[a] > values[best] or values[a] != values[a]:
-                best = a
-        return best
-    m = values[0]
-    has_nan = m != m
-    for a in range(1, n):
-        v = values[a]
-        if v != v:
-            has_nan = True
-        elif v > m:
-            m = v
-    if has_nan:
-        m = np.nan
-    n_tied = 0
-    for a in range(n):
-        if values[a] >= m:
-            n_tied += 1
-    pick = int(u * n_tied)
-    if pick > n_tied - 1:
-        pick = n_tied - 1
-    seen = 0
-    for a in range(n):
-        if values[a] >= m:
-            seen += 1
-        if seen > pick:
-            return a
-    return 0
 
 
 @njit(cache=True)

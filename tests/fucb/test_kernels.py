@@ -10,7 +10,6 @@ The registry's conformance check repeats the comparison on every registered pair
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from causalbandits_lib.core.registry import close_arrays, same_arrays
@@ -27,7 +26,7 @@ from causalbandits_lib.fucb.algorithms import (
 )
 from causalbandits_lib.fucb.auditing import Audited, FairnessAuditor
 from causalbandits_lib.fucb.experiments import make_policy
-from causalbandits_lib.fucb.kernels import CausalBanditKernel, argmax_ties_row, pairwise_sum
+from causalbandits_lib.fucb.kernels import CausalBanditKernel
 from causalbandits_lib.fucb.model import CausalBanditEnv, IIDContexts
 
 T = BLOCK + 120
@@ -134,21 +133,6 @@ def test_the_kernel_equals_the_numpy_path(case):
     assert states[0].keys() == states[1].keys()
     for key in states[0]:
         assert same_arrays(states[0][key], states[1][key]), key
-
-
-def test_the_sums_and_the_tie_rule_are_numpys():
-    from causalbandits_lib.core.policies import argmax_ties
-
-    rng = np.random.default_rng(1)
-    for n in [*range(0, 140), 255, 256, 1000, 5001]:
-        x = rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 6, n)
-        assert pairwise_sum(x, 0, n) == (x.sum() if n else 0.0)
-    for _ in range(300):
-        v = rng.integers(0, 3, 6).astype(float)
-        v[rng.random(6) < 0.2] = rng.choice([np.inf, -np.inf, np.nan])
-        u = rng.random()
-        assert argmax_ties_row(v, 6, u, True) == argmax_ties(v[None, :], np.array([u]))[0]
-        assert argmax_ties_row(v, 6, u, False) == argmax_ties(v[None, :])[0]
 
 
 def test_the_kernel_is_chosen_by_exact_type():

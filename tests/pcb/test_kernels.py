@@ -15,7 +15,7 @@ from causalbandits_lib.core.environments import BernoulliBandit, ContextualBerno
 from causalbandits_lib.core.registry import close_arrays, same_arrays
 from causalbandits_lib.core.runner import BLOCK, simulate
 from causalbandits_lib.pcb.algorithms import ClippedUCB, LinUCB, LinUCBConfig, arm_context_features
-from causalbandits_lib.pcb.kernels import ClippedUCBKernel, LinUCBKernel, argmax_ties_row
+from causalbandits_lib.pcb.kernels import ClippedUCBKernel, LinUCBKernel
 
 T = BLOCK + 150
 N_RUNS = 3
@@ -81,18 +81,6 @@ def test_clipped_ucb_kernel_equals_the_numpy_path(bounded, tie_break):
     for name in ("reward", "regret"):
         assert same_arrays(slow[name], fast[name]), name
     assert same_arrays(p.stats.counts, q.stats.counts) and same_arrays(p.stats.sums, q.stats.sums)
-
-
-def test_the_tie_rule_is_argmax_ties():
-    from causalbandits_lib.core.policies import argmax_ties
-
-    rng = np.random.default_rng(0)
-    for _ in range(300):
-        v = rng.integers(0, 3, 5).astype(float)
-        v[rng.random(5) < 0.2] = rng.choice([np.inf, -np.inf, np.nan])
-        u = rng.random()
-        assert argmax_ties_row(v, 5, u, True) == argmax_ties(v[None, :], np.array([u]))[0]
-        assert argmax_ties_row(v, 5, u, False) == argmax_ties(v[None, :])[0]
 
 
 def test_the_kernels_are_chosen_by_exact_type():
