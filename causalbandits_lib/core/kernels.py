@@ -20,7 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["accumulate_block", "block_sum", "pairwise_sum", "argmax_ties_row", "UCB1Kernel"]
+__all__ = ["accumulate_block", "block_sum", "pairwise_sum", "argmax_ties_row", "np_minimum", "np_maximum", "UCB1Kernel"]
 
 
 # ---------------------------------------------------------------------------- numpy's arithmetic
@@ -131,6 +131,18 @@ def argmax_ties_row(values, n, u, use_u):
         if seen > pick:
             return a
     return 0
+
+
+@njit(cache=True, inline="always")
+def np_minimum(a, b):
+    """``np.minimum`` of two floats (NaN propagates)."""
+    return a if (a <= b or a != a) else b
+
+
+@njit(cache=True, inline="always")
+def np_maximum(a, b):
+    """``np.maximum`` of two floats (NaN propagates)."""
+    return a if (a >= b or a != a) else b
 
 
 @njit(cache=True)

@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core.kernels import argmax_ties_row, pairwise_sum
+from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, pairwise_sum
 
 __all__ = ["CausalBanditKernel", "kernel_for"]
 
@@ -38,18 +38,6 @@ DECOMPOSED, FAIR_UCB, FAIR_LINUCB = range(3)
 IDENTIFIED, BOUNDED, BOUNDED_POINT_MASSES = range(3)
 # fallback codes (FairUCBConfig.fallback)
 FALLBACK = {"min_ucb_delta": 0, "safe_arm": 1, "unconstrained": 2}
-
-
-@njit(cache=True, inline="always")
-def _np_minimum(a, b):
-    """``np.minimum`` of two floats (NaN propagates)."""
-    return a if (a <= b or a != a) else b
-
-
-@njit(cache=True, inline="always")
-def _np_maximum(a, b):
-    """``np.maximum`` of two floats (NaN propagates)."""
-    return a if (a >= b or a != a) else b
 
 
 @njit(cache=True)
@@ -106,7 +94,7 @@ def _cell_radius(counts, row, factor_log, clip, out):
     """:func:`~.algorithms.cell_radius` of run ``row`` (``factor_log = factor · log(1/δ)``)."""
     for k in range(out.shape[0]):
         r = math.sqrt(factor_log / max(counts[row, k], 1.0))
-        out[k] = _np_minimum(r, 1.0) if clip else r
+        out[k] = np_minimum(r, 1.0) if clip else r
 
 
 @njit(cache=True)
@@ -157,13 +145,13 @@ def _estimate(est, n_arms, c, first, m, means, rad8, tmp, mu_rd, only, delta_hat
                 if b == 0:
                     lo, hi = mu, mu
                 else:
-                    lo, hi = _np_minimum(lo, mu), _np_maximum(hi, mu)
-                rmax = rd if (si == 0 and b == 0) else _np_maximum(rmax, rd)
+                    lo, hi = np_minimum(lo, mu), np_maximum(hi, mu)
+                rmax = rd if (si == 0 and b == 0) else np_maximum(rmax, rd)
             if si == 0:
                 lo0, hi0 = lo, hi
             else:
                 lo1, hi1 = lo, hi
-        delta_hat[i] = _np_maximum(abs(hi0 - lo1), abs(hi1 - lo0))
+        delta_hat[i] = np_maximum(abs(hi0 - lo1), abs(hi1 - lo0))
         if kind != BOUNDED:
             radius_paper[i] = rad8[own[c * n_arms + a]]
         radius_diff[i] = rmax
@@ -292,7 +280,7 @@ def _causal_bandit_block(
                 _row_dots(ax, 0, d, lin_features, xo, d, d, K, lin_wsq, 0, tmp)  # (A⁻¹x)ᵀx
                 for a in range(K):
                     mean = lin_mean[a]
-                    width_a = math.sqrt(_np_maximum(lin_wsq[a], 0.0))
+                    width_a = math.sqrt(np_maximum(lin_wsq[a], 0.0))
                     n1, n0 = g_counts[r, K + a], g_counts[r, a]
                     gm1 = g_sums[r, K + a] / max(n1, 1.0) if n1 > 0 else 0.0
                     gm0 = g_sums[r, a] / max(n0, 1.0) if n0 > 0 else 0.0
@@ -322,7 +310,7 @@ def _causal_bandit_block(
                         if fallback == 0:
                             lowest = ucb_d[0]
                             for a in range(1, K):
-                                lowest = _np_minimum(lowest, ucb_d[a])
+                                lowest = np_minimum(lowest, ucb_d[a])
                             for a in range(K):
                                 masked[a] = ucb[a] if ucb_d[a] <= lowest else -np.inf
                             arm = argmax_ties_row(masked, K, u, use_ties)

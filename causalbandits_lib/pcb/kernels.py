@@ -25,21 +25,9 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core.kernels import argmax_ties_row
+from ..core.kernels import argmax_ties_row, np_maximum, np_minimum
 
 __all__ = ["LinUCBKernel", "ClippedUCBKernel"]
-
-
-@njit(cache=True, inline="always")
-def _np_minimum(a, b):
-    """``np.minimum`` of two floats (NaN propagates)."""
-    return a if (a <= b or a != a) else b
-
-
-@njit(cache=True, inline="always")
-def _np_maximum(a, b):
-    """``np.maximum`` of two floats (NaN propagates)."""
-    return a if (a >= b or a != a) else b
 
 
 @njit(cache=True)
@@ -104,17 +92,17 @@ def _linucb_block(
                     mean = mean + v[a, i] * bv[a, i]
                     w = w + v[a, i] * features_t[a, i, c]
                 vx[a] = w
-                value = mean + alpha * math.sqrt(_np_maximum(w, 0.0))
+                value = mean + alpha * math.sqrt(np_maximum(w, 0.0))
                 if clip != 0:
-                    value = _np_minimum(value, upper[r, c, a])
+                    value = np_minimum(value, upper[r, c, a])
                 if clip == 2:
-                    value = _np_maximum(value, lower[r, c, a])
+                    value = np_maximum(value, lower[r, c, a])
                 ucb[a] = value
             arm = argmax_ties_row(ucb, k, ties[r, s], use_ties)
             if track_dominated:
                 best_lower = lower[r, c, 0]
                 for a in range(1, k):
-                    best_lower = _np_maximum(best_lower, lower[r, c, a])
+                    best_lower = np_maximum(best_lower, lower[r, c, a])
                 dom = upper[r, c, arm] < best_lower
                 dominated[r] = dom
                 dominated_out[r, s] = 1.0 if dom else 0.0
@@ -237,7 +225,7 @@ def _clipped_ucb_block(
                 else:
                     value = np.inf
                 if bounded:
-                    value = _np_maximum(_np_minimum(value, upper[r, a]), lower[r, a])
+                    value = np_maximum(np_minimum(value, upper[r, a]), lower[r, a])
                 ucb[a] = value
             arm = argmax_ties_row(ucb, k, ties[r, s], use_ties)
             mu = means[arm]
