@@ -12,8 +12,15 @@ fraction ``Z_k/τ`` or ``O_k/τ`` over the remaining arms. A kind of pull that a
 use (the ``Y`` block in stage 1 of the two-stage baseline, the fairness blocks in its stage 2) is
 fixed to zero and dropped from the ``min``.
 
-The LP is solved with cvxpy (CLARABEL) as a parametrised problem: the remaining set enters through
-a parameter, so each distinct ``(R, B)`` costs one solve and is cached.
+The LP is solved by HiGHS (``highspy``, the solver cvxpy itself installs): one model per
+:class:`AllocationLP` holds a row for every (kind of pull, arm); a solve only changes which rows
+and columns are active and the budget, and starts cold, so its answer does not depend on earlier
+solves. :func:`linprog_allocation` states the same LP through ``scipy.optimize.linprog`` (the
+readable reference), and ``solver="CLARABEL"`` solves it with cvxpy as a cross-check. Each
+distinct ``(blocks, B, R)`` costs one solve and is cached. The optimal value is unique; the optimal
+fractions need not be, and an interior-point solver (CLARABEL) may return a point inside an
+optimal face where the simplex method returns a vertex: the integer rounding of the pulls follows
+whichever it gets (the book's records use HiGHS).
 """
 
 from __future__ import annotations
@@ -22,8 +29,10 @@ import math
 from typing import Sequence
 
 import cvxpy as cp
+import highspy
 import numpy as np
 from scipy.optimize import linprog
+from scipy.sparse import csc_matrix
 
 __all__ = [
     "PHASE_RULES",
@@ -126,10 +135,10 @@ class AllocationLP:
     costs : ndarray, shape (3, K)
         Per-sample costs ``c, a, b``.
     solver : str
-        A cvxpy solver name (default ``"CLARABEL"``).
+        ``"highs"`` (default; HiGHS through ``highspy``) or a cvxpy solver name (``"CLARABEL"``).
     """
 
-    def __init__(self, matrices: np.ndarray, costs: np.ndarray, solver: str = "CLARABEL"):
+    def __init__(self, matrices: np.ndarray, costs: np.ndarray, solver: str = "highs"):
         W = np.asarray(matrices, dtype=float)
         if W.ndim != 3 or W.shape[0] != 3 or W.shape[1] != W.shape[2]:
             raise ValueError(f"matrices has shape {W.shape}; expected (3, K, K)")
@@ -142,9 +151,56 @@ class AllocationLP:
         self.W = W
         self.costs = costs
         self.solver = solver
+        self._highs: highspy.Highs | None = None
         self._problems: dict[tuple[bool, ...], tuple] = {}
         self._cache: dict[tuple, tuple[np.ndarray, float]] = {}
         self.solves = 0
+
+    def _highs_model(self) -> highspy.Highs:
+        """The HiGHS model with every row: ``t - [W_b nu_b]_k <= 0`` for each block ``b`` and arm
+        ``k``, the cost row and the sum-to-one row (bounds are set per solve)."""
+        if self._highs is None:
+            K, n = self.K, 3 * self.K + 1
+            A = np.zeros((3 * K + 2, n))
+            for b in range(3):
+                A[b * K : (b + 1) * K, b * K : (b + 1) * K] = -self.W[b]
+            A[: 3 * K, -1] = 1.0
+            A[3 * K, : 3 * K] = self.costs.ravel()
+            A[3 * K + 1, : 3 * K] = 1.0
+            M = csc_matrix(A)
+            lp = highspy.HighsLp()
+            lp.num_col_, lp.num_row_ = n, 3 * K + 2
+            lp.col_cost_ = np.r_[np.zeros(3 * K), -1.0]  # maximise t
+            lp.col_lower_ = np.r_[np.zeros(3 * K), -highspy.kHighsInf]
+            lp.col_upper_ = np.full(n, highspy.kHighsInf)
+            lp.row_lower_ = np.r_[np.full(3 * K + 1, -highspy.kHighsInf), 1.0]
+            lp.row_upper_ = np.r_[np.zeros(3 * K), 1.0, 1.0]
+            lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+            lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = M.indptr, M.indices, M.data
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            h.passModel(lp)
+            self._highs = h
+        return self._highs
+
+    def _solve_highs(self, mask: np.ndarray, budget: float, blocks: tuple[bool, ...]) -> np.ndarray:
+        K, n, inf = self.K, 3 * self.K + 1, highspy.kHighsInf
+        h = self._highs_model()
+        h.clearSolver()  # a cold start: the answer must not depend on earlier solves
+        active = np.repeat(np.array(blocks), K)
+        rows_up = np.r_[np.where(active & np.tile(mask, 3), 0.0, inf), budget, 1.0]
+        rows_lo = np.r_[np.full(3 * K + 1, -inf), 1.0]
+        h.changeRowsBounds(3 * K + 2, np.arange(3 * K + 2, dtype=np.int32), rows_lo, rows_up)
+        cols_up = np.r_[np.where(active, inf, 0.0), inf]
+        h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.r_[np.zeros(3 * K), -inf], cols_up)
+        h.run()
+        status = h.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(
+                f"the allocation LP ended with status {h.modelStatusToString(status)!r} "
+                f"(R={np.flatnonzero(mask).tolist()}, B={budget})"
+            )
+        return np.asarray(h.getSolution().col_value)[: 3 * K].reshape(3, K)
 
     def _problem(self, blocks: tuple[bool, ...]):
         prob = self._problems.get(blocks)
@@ -206,17 +262,22 @@ class AllocationLP:
                 f"budget B={budget:g} is below the cheapest usable pull cost {self.costs[usable].min():g}; "
                 "no allocation is feasible"
             )
-        problem, nu, t, p_mask, p_budget = self._problem(blocks)
-        p_mask.value = mask.astype(float)
-        p_budget.value = float(budget)
-        problem.solve(solver=self.solver)
-        self.solves += 1
-        if problem.status not in ("optimal", "optimal_inaccurate") or nu.value is None:
-            raise RuntimeError(
-                f"the allocation LP ended with status {problem.status!r} "
-                f"(R={np.flatnonzero(mask).tolist()}, B={budget})"
-            )
-        frac = np.clip(np.asarray(nu.value, dtype=float), 0.0, None)
+        if self.solver == "highs":
+            raw = self._solve_highs(mask, float(budget), blocks)
+            self.solves += 1
+        else:
+            problem, nu, t, p_mask, p_budget = self._problem(blocks)
+            p_mask.value = mask.astype(float)
+            p_budget.value = float(budget)
+            problem.solve(solver=self.solver)
+            self.solves += 1
+            if problem.status not in ("optimal", "optimal_inaccurate") or nu.value is None:
+                raise RuntimeError(
+                    f"the allocation LP ended with status {problem.status!r} "
+                    f"(R={np.flatnonzero(mask).tolist()}, B={budget})"
+                )
+            raw = nu.value
+        frac = np.clip(np.asarray(raw, dtype=float), 0.0, None)
         frac[~np.array(blocks)] = 0.0
         frac /= frac.sum()
         value = float(min(np.min(self.W[b][mask] @ frac[b]) for b in range(3) if blocks[b]))
@@ -228,7 +289,8 @@ class AllocationLP:
 def linprog_allocation(
     matrices: np.ndarray, costs: np.ndarray, remaining: np.ndarray, budget: float, blocks: Sequence[bool] = ALL_BLOCKS
 ) -> tuple[np.ndarray, float]:
-    """The same LP with ``scipy.optimize.linprog`` (HiGHS): the reference for :class:`AllocationLP`.
+    """The allocation LP stated for ``scipy.optimize.linprog`` (HiGHS): the readable reference of
+    :class:`AllocationLP` (which keeps one HiGHS model and only changes its bounds).
 
     Variables ``x = [ν_Y, ν_s, ν_{s'}, t]``; maximise ``t`` subject to ``t ≤ [W_b ν_b]_k`` for
     every ``k ∈ R`` and active block ``b``, the cost row and the sum-to-one row.
@@ -239,24 +301,20 @@ def linprog_allocation(
     n = 3 * K + 1
     c = np.zeros(n)
     c[-1] = -1.0
-    rows = []
-    for b in range(3):
-        if not blocks[b]:
-            continue
-        for k in np.flatnonzero(mask):
-            row = np.zeros(n)
-            row[b * K : (b + 1) * K] = -W[b, k]
-            row[-1] = 1.0
-            rows.append(row)
-    cost_row = np.zeros(n)
-    cost_row[: 3 * K] = np.asarray(costs, dtype=float).ravel()
-    rows.append(cost_row)
+    active = [b for b in range(3) if blocks[b]]
+    arms = np.flatnonzero(mask)
+    # one row per (active block b, arm k in R): t - [W_b nu_b]_k <= 0; then the cost row
+    rows = np.zeros((len(active) * len(arms) + 1, n))
+    for i, b in enumerate(active):
+        rows[i * len(arms) : (i + 1) * len(arms), b * K : (b + 1) * K] = -W[b, arms]
+    rows[:-1, -1] = 1.0
+    rows[-1, : 3 * K] = np.asarray(costs, dtype=float).ravel()
     b_ub = np.zeros(len(rows))
     b_ub[-1] = budget
     a_eq = np.zeros((1, n))
     a_eq[0, : 3 * K] = 1.0
     bounds = [(0, None if blocks[b] else 0) for b in range(3) for _ in range(K)] + [(None, None)]
-    res = linprog(c, A_ub=np.array(rows), b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=bounds, method="highs")
+    res = linprog(c, A_ub=rows, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=bounds, method="highs")
     if res.status != 0:
         raise RuntimeError(f"linprog failed: {res.message}")
     return res.x[: 3 * K].reshape(3, K), float(-res.fun)

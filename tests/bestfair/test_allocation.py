@@ -88,3 +88,21 @@ def test_lp_caches_each_remaining_set():
     assert lp.solve(mask, 0.2)[0] is first[0] and lp.solves == 1
     lp.solve(mask, 0.3)
     assert lp.solves == 2
+
+
+def test_highs_and_clarabel_agree_on_the_value_and_highs_does_not_remember_earlier_solves():
+    rng = np.random.default_rng(11)
+    prob = synthetic_instance("tight", np.random.default_rng(7)).problem
+    masks = [rng.random(prob.n_arms) < 0.5 for _ in range(10)]
+    masks = [m if m.any() else np.ones(prob.n_arms, bool) for m in masks]
+    highs = AllocationLP(prob.allocation_matrices, prob.costs)
+    clarabel = AllocationLP(prob.allocation_matrices, prob.costs, solver="CLARABEL")
+    forward = [highs.solve(m, 0.3) for m in masks]
+    for m, (nu, value) in zip(masks, forward):
+        assert value == pytest.approx(clarabel.solve(m, 0.3)[1], rel=1e-6, abs=1e-9)
+    # a fresh LP solving the same sets in the opposite order returns the same fractions, bit for bit
+    backward = AllocationLP(prob.allocation_matrices, prob.costs)
+    for m, (nu, value) in reversed(list(zip(masks, forward))):
+        again, again_value = backward.solve(m, 0.3)
+        np.testing.assert_array_equal(again, nu)
+        assert again_value == value
