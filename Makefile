@@ -101,7 +101,7 @@ bench: $(STAMP)
 	$(PY) -m benchmarks --out _build/bench.json
 
 reproduce: $(STAMP)
-	$(BIN)/causalbandits run $(CHAPTER) --profile paper --out _build/reproduce --record-dir results/paper --no-progress
+	$(BIN)/causalbandits run $(CHAPTER) --profile paper --out _build/reproduce --record-dir results/paper --no-progress --jobs $(JOBS)
 	$(BIN)/causalbandits report
 
 report: $(STAMP)

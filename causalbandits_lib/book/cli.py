@@ -65,6 +65,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     injected = parse_assignments(args.param or [], notebooks, profile=args.profile)  # validates everything first
     out = Path(args.out)
     record_dir = Path(args.record_dir) if args.record_dir else out
+    if args.jobs < 1:
+        raise ParameterError(f"--jobs {args.jobs}: give a positive number of worker processes")
+    if args.jobs > 1 and len(notebooks) > 1:
+        return _run_parallel(notebooks, injected, out, record_dir, args)
     done = []
     for i, nb in enumerate(notebooks, 1):
         shown = ", ".join(f"{k}={v!r}" for k, v in injected[nb.id].items()) or "defaults"
@@ -87,6 +91,38 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     print(f"{len(done)} notebook(s) executed; records under {record_dir.resolve()}")
     return 0
+
+
+def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int:
+    """Every notebook as a task of its own on ``args.jobs`` worker processes; each prints when it
+    ends; a failure is reported with its error after the others have finished (records of the
+    notebooks that succeeded are written, each atomically)."""
+    import time
+
+    from ..core.parallel import map_tasks
+    from .execution import execute_by_id
+
+    started = time.perf_counter()
+    where = dict(out_dir=str(out), record_dir=str(record_dir), timeout=args.timeout)
+    tasks = [dict(notebook=nb.id, parameters=injected[nb.id], **where) for nb in notebooks]
+    print(f"{len(tasks)} notebooks on {args.jobs} worker processes", flush=True)
+
+    def report(outcome) -> None:
+        nb = notebooks[outcome.index]
+        if outcome.ok:
+            seconds, output, record = outcome.result
+            print(f"  {nb.id}: executed in {seconds:.1f} s -> {output}\n      record -> {record}", flush=True)
+        else:
+            print(f"  {nb.id}: FAILED", flush=True)
+
+    outcomes = map_tasks(execute_by_id, tasks, jobs=args.jobs, retries=0, on_done=report)
+    failed = [o for o in outcomes if not o.ok]
+    for o in failed:
+        first = (o.error or "unknown error").strip().splitlines()[0]
+        _err(f"{notebooks[o.index].id} failed: {first}")
+    ok = len(outcomes) - len(failed)
+    print(f"{ok} notebook(s) executed in {time.perf_counter() - started:.1f} s; records under {record_dir.resolve()}")
+    return EXIT_FAILED if failed else 0
 
 
 # ---------------------------------------------------------------------------- report
@@ -286,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record-dir", help="folder for records (default: --out)")
     p.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell (default: none)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--jobs", type=int, default=1, help="notebooks executed at once, each in its own process [%(default)s]"
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="execute one notebook over a grid of parameters (joblib or Dask)")

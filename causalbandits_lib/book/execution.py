@@ -251,3 +251,14 @@ def execute_notebook(
             f"notebook {spec.id} ran but wrote no record at {record}; does its last cell call nb.finish()?"
         )
     return Executed(spec.id, output, record, time.perf_counter() - started)
+
+
+def execute_by_id(notebook: str, parameters: Mapping[str, Any], out_dir: str, record_dir: str, timeout: int | None):
+    """:func:`execute_notebook` for the notebook ``chapter/name``, in a worker process of
+    ``causalbandits run --jobs`` (papermill changes the working directory of its process, so each
+    notebook runs in a process of its own). Returns ``(seconds, output, record)`` as strings."""
+    spec = resolve_target(notebook)
+    if len(spec) != 1:
+        raise ValueError(f"notebook {notebook!r} names {len(spec)} notebooks")
+    result = execute_notebook(spec[0], parameters, Path(out_dir), Path(record_dir), progress=False, timeout=timeout)
+    return result.seconds, str(result.output), str(result.record)

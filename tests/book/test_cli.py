@@ -70,3 +70,19 @@ def test_cite_rejects_a_corrupt_record(tmp_path, capsys):
 
 def test_committed_reproducibility_page_is_up_to_date(capsys):
     assert main(["report", "--check"]) == 0, capsys.readouterr().err
+
+
+def test_jobs_must_be_positive(tmp_path):
+    out = run_cli("run", "primer", "--jobs", "0", "--out", str(tmp_path))
+    assert out.returncode == 2 and "--jobs 0" in out.stderr
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.notebooks
+def test_notebooks_run_in_parallel_give_the_records_of_a_serial_run(tmp_path):
+    """Two notebooks on two worker processes write the records that one after the other write."""
+    common = ["run", "primer", "-p", "seed=3", "--profile", "smoke"]
+    assert main([*common, "--out", str(tmp_path / "serial"), "--no-progress"]) == 0
+    assert main([*common, "--out", str(tmp_path / "parallel"), "--jobs", "2"]) == 0
+    found = records.compare_record_files(tmp_path / "serial", tmp_path / "parallel")
+    assert len(found) == 3 and all(not lines for lines in found.values()), found
