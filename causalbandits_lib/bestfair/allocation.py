@@ -116,13 +116,13 @@ def round_allocation(nu: np.ndarray, total: int) -> np.ndarray:
     s = nu.sum()
     if s <= 0:
         raise ValueError("allocation fractions are all zero")
-    exact = nu / s * int(total)
+    exact = (nu / s * int(total)).reshape(-1)  # C order, whatever the layout of ``nu``
     base = np.floor(exact).astype(np.int64)
     left = int(total) - int(base.sum())
     if left:
-        order = np.argsort(-(exact - base).ravel(), kind="stable")[:left]
-        base.ravel()[order] += 1
-    return base
+        order = np.argsort(-(exact - base), kind="stable")[:left]
+        base[order] += 1
+    return base.reshape(nu.shape)
 
 
 class AllocationLP:

@@ -41,6 +41,16 @@ def test_round_allocation_largest_remainder():
     assert np.all(np.abs(out - nu * 10) < 1)
 
 
+def test_round_allocation_does_not_depend_on_the_memory_layout():
+    """cvxpy hands back Fortran-ordered fractions; the leftover pulls must still be given out (an
+    earlier version added them to a copy made by ``ravel`` and spent fewer pulls than the phase has)."""
+    nu = np.array([[0.1732, 0.0, 0.0], [0.2358, 0.0, 0.0], [0.5594, 0.0296, 0.0020]])
+    c_order = round_allocation(nu, 100)
+    f_order = round_allocation(np.asfortranarray(nu), 100)
+    assert c_order.sum() == 100 and f_order.sum() == 100
+    assert c_order.tolist() == f_order.tolist() == [[17, 0, 0], [24, 0, 0], [56, 3, 0]]
+
+
 def test_lp_matches_linprog_and_is_maxmin_optimal():
     rng = np.random.default_rng(6)
     inst = synthetic_instance("tight", np.random.default_rng(7))
