@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..core.checks import VERDICTS, Verdict
+from ..core.checks import KINDS, VERDICTS, Verdict
 
 __all__ = ["Claim", "format_value", "claims_markdown"]
 
@@ -38,6 +38,17 @@ class Claim:
         Where in the paper (``"Table 1"``, ``"§4.2"``, ``"Theorem 3"``).
     section : str
         Anchor of the notebook section that shows the measurement.
+    kind : str, optional
+        One of :data:`~causalbandits_lib.core.checks.KINDS`: ``experiment`` or ``theorem`` (a result
+        of the reproduction), ``identity`` or ``construction`` (a check of our implementation).
+    details : dict, optional
+        The numbers behind the verdict (``Verdict.details``: means and standard errors, bound
+        ratios, per-instance verdicts).
+    sensitive_to : dict, optional
+        ``{parameter: {value: verdict}}`` for the open choices that move the verdict.
+
+    The three optional fields are left out of :meth:`to_dict` when not set, so a record of a claim
+    that declares none of them reads as before.
     """
 
     id: str
@@ -49,6 +60,9 @@ class Claim:
     criterion: str
     source: str = ""
     section: str = "claims"
+    kind: str | None = None
+    details: Mapping[str, Any] | None = None
+    sensitive_to: Mapping[str, Mapping[str, str]] | None = None
 
     def __post_init__(self):
         if not _ID.match(self.id):
@@ -59,15 +73,27 @@ class Claim:
             raise ValueError(f"claim {self.id}: verdict {self.verdict!r} is not one of {VERDICTS}")
         if not self.statement.strip() or not self.reason.strip():
             raise ValueError(f"claim {self.id}: statement and reason must not be empty")
+        if self.kind is not None and self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
 
     @classmethod
     def from_verdict(cls, id: str, statement: str, paper_value: Any, measured: Any, result: Verdict, **kw) -> "Claim":
+        """The claim of a check's :class:`Verdict`; its details (and any ``sensitive_to`` among them)
+        are kept when the claim declares its kind."""
+        if kw.get("kind") is not None and result.details:
+            details = dict(result.details)
+            kw.setdefault("sensitive_to", details.pop("sensitive_to", None))
+            kw.setdefault("details", _plain(details) or None)
         return cls(
             id, statement, _plain(paper_value), _plain(measured), result.verdict, result.reason, result.criterion, **kw
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        for optional in ("kind", "details", "sensitive_to"):
+            if d[optional] is None:
+                del d[optional]
+        return d
 
 
 def _plain(value: Any) -> Any:
@@ -101,17 +127,68 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def claims_markdown(claims: list[Mapping[str, Any]]) -> str:
-    """A Markdown table of claims: id, the paper's statement and value, our measurement, verdict."""
-    rows = ["| claim | paper says | paper value | we measured | verdict | why |", "|---|---|---|---|---|---|"]
+def _row(cells) -> str:
+    return "| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |"
+
+
+def _kind(c: Mapping[str, Any]) -> str:
+    kind = c.get("kind") or "—"
+    if c.get("sensitive_to"):
+        kind += " (choice-dependent)"
+    return kind
+
+
+def claims_markdown(
+    claims: list[Mapping[str, Any]],
+    page_run: list[Mapping[str, Any]] | None = None,
+    page_label: str = "book profile",
+) -> str:
+    """A Markdown table of claims: id, kind, the paper's statement and value, our measurement, the
+    verdict and its reason.
+
+    ``claims`` are the claims whose verdict the table states. With ``page_run`` (the claims of a
+    run below the paper's scale, such as the page's own book-profile execution) the verdict column
+    stays that of ``claims`` (the paper-scale record) and one more column gives the page's run,
+    labelled ``page_label`` (its profile and given parameters), with a difference marked; a claim present on one side only says so.
+    """
+    head = ["claim", "kind", "paper says", "paper value", "we measured", "verdict", "why"]
+    if page_run is None:
+        rows = [_row(head), "|" + "---|" * len(head)]
+        for c in claims:
+            rows.append(
+                _row(
+                    [
+                        f"`{c['id']}`",
+                        _kind(c),
+                        c["statement"],
+                        format_value(c["paper_value"]),
+                        format_value(c["measured"]),
+                        f"**{c['verdict']}**",
+                        c["reason"],
+                    ]
+                )
+            )
+        return "\n".join(rows)
+    head = ["claim", "kind", "paper says", "paper value", "measured (paper scale)", "verdict (paper scale)", "why"]
+    head.append(f"this page's run ({page_label})")
+    rows = [_row(head), "|" + "---|" * len(head)]
+    here = {c["id"]: c for c in page_run}
+    seen = set()
     for c in claims:
-        cells = [
-            f"`{c['id']}`",
-            c["statement"],
-            format_value(c["paper_value"]),
-            format_value(c["measured"]),
-            f"**{c['verdict']}**",
-            c["reason"],
-        ]
-        rows.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
+        seen.add(c["id"])
+        mine = here.get(c["id"])
+        if mine is None:
+            page = "not run on this page"
+        elif mine["verdict"] == c["verdict"]:
+            page = f"{mine['verdict']} (same); measured {format_value(mine['measured'])}"
+        else:
+            page = f"**differs: {mine['verdict']}**; measured {format_value(mine['measured'])}"
+        cells = [f"`{c['id']}`", _kind(c), c["statement"], format_value(c["paper_value"])]
+        cells += [format_value(c["measured"]), f"**{c['verdict']}**", c["reason"], page]
+        rows.append(_row(cells))
+    for c in page_run:
+        if c["id"] not in seen:
+            cells = [f"`{c['id']}`", _kind(c), c["statement"], format_value(c["paper_value"])]
+            cells += ["—", "no paper-scale verdict yet", "", f"{c['verdict']}; measured {format_value(c['measured'])}"]
+            rows.append(_row(cells))
     return "\n".join(rows)

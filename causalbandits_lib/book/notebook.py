@@ -216,15 +216,22 @@ class NotebookRun:
         measured: Any = None,
         source: str = "",
         section: str = "claims",
+        kind: str | None = None,
     ) -> Claim:
-        """Register a claim with the verdict computed by a check of :mod:`causalbandits_lib.core.checks`."""
+        """Register a claim with the verdict computed by a check of :mod:`causalbandits_lib.core.checks`.
+
+        ``kind`` is one of :data:`~causalbandits_lib.core.checks.KINDS` (``experiment``, ``theorem``,
+        ``identity``, ``construction``); a claim that declares it also records the check's details.
+        """
         if not isinstance(result, Verdict):
             raise TypeError("result must be a Verdict from a check function of causalbandits_lib.core.checks")
         if not id.startswith(self.chapter + "."):
             raise ValueError(f"claim id {id!r} must start with the chapter name {self.chapter!r}")
         if any(c.id == id for c in self.claims):
             raise ValueError(f"claim {id!r} is registered twice")
-        claim = Claim.from_verdict(id, statement, paper_value, measured, result, source=source, section=section)
+        claim = Claim.from_verdict(
+            id, statement, paper_value, measured, result, source=source, section=section, kind=kind
+        )
         self.claims.append(claim)
         return claim
 
@@ -277,14 +284,43 @@ class NotebookRun:
         path = self.record_dir() / self.chapter / f"{self.spec.name}.json"
         self.record_path = write_record(self.record(), path)
         if show:
-            counts = {v: sum(c.verdict == v for c in self.claims) for v in VERDICTS}
-            summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-            _display_markdown(
-                claims_markdown([c.to_dict() for c in self.claims])
-                + f"\n\n{len(self.claims)} claims: {summary or 'none'}."
-            )
+            _display_markdown(self.claims_table())
             print(f"record written to {self.record_path}")
         return self.record_path
+
+    def run_label(self) -> str:
+        """How this execution is labelled beside paper-scale verdicts: its profile, and the
+        parameters given on top of it."""
+        given = [f"{k}={format_value(v)}" for k, v in self.params.items() if self.sources.get(k) == "given"]
+        given = [g for g in given if not g.startswith("profile=")]
+        return f"{self.profile} profile" + (f", with {', '.join(given)}" if given else "")
+
+    def claims_table(self) -> str:
+        """The page's one table of claims, one verdict per claim.
+
+        At the paper profile: this run's claims. Below it, when a paper-scale record exists: the
+        paper-scale verdicts as the verdicts, and this run's verdicts in a labelled column with
+        differences marked (the reproducibility page and a citation use the paper-scale ones).
+        """
+        mine = [c.to_dict() for c in self.claims]
+        pr = None if self.profile == "paper" else self.paper_results()
+        if pr is None:
+            counts = {v: sum(c["verdict"] == v for c in mine) for v in VERDICTS}
+            summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+            note = "" if self.profile == "paper" else " (this run; no paper-scale record yet)"
+            return claims_markdown(mine) + f"\n\n{len(mine)} claims{note}: {summary or 'none'}."
+        paper = pr.record["claims"]
+        counts = {v: sum(c["verdict"] == v for c in paper) for v in VERDICTS}
+        summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+        by_id = {c["id"]: c["verdict"] for c in paper}
+        differ = sum(1 for c in mine if c["id"] in by_id and by_id[c["id"]] != c["verdict"])
+        stale = " **The library changed since that record (see the warning above).**" if pr.stale else ""
+        return (
+            claims_markdown(paper, page_run=mine, page_label=self.run_label())
+            + f"\n\nVerdicts are those of the paper-scale record `{pr.path.name}`: {len(paper)} claims, "
+            + f"{summary or 'none'}.{stale} This page's own run ({self.run_label()}) differs on "
+            + f"{differ} of {len(mine)}."
+        )
 
     # -- paper-scale results ----------------------------------------------------------------
     def paper_results(self) -> "PaperResults | None":
@@ -349,7 +385,10 @@ class PaperResults:
                 "Re-run <code>make reproduce</code> before citing them.</p></div>",
                 f"WARNING: library changed since the paper-scale record ({mods})",
             )
-        _display_markdown(head + "\n\n" + claims_markdown(rec["claims"]))
+        _display_markdown(
+            head + f". Its {len(rec['claims'])} verdicts are the verdicts of this page: they are in the claims "
+            "table at the end, beside this page's own smaller run."
+        )
 
     def plot(self, ax, name: str, label: str | None = None, **kw):
         """Draw a stored curve (mean over runs with its 5-95% band) on ``ax``."""

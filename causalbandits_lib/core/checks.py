@@ -8,20 +8,56 @@ exactly what was compared with what. The four verdicts:
 - ``partly``: some of the statement's parts hold, others do not;
 - ``not reproduced``: the measurement contradicts the statement;
 - ``not testable here``: the statement cannot be checked with what is available (the reason says
-  why); :func:`not_testable` is the only way to get it.
+  why, e.g. a bound that is vacuous at the scale tested); :func:`not_testable` and
+  :func:`check_bound` give it.
+
+Every claim also has a **kind** (:data:`KINDS`): ``experiment`` (a number, ordering or trend the
+paper reports from its experiments) and ``theorem`` (a bound, rate or condition of its theory,
+checked against a measurement) are the results a reader cites (:data:`RESULT_KINDS`); ``identity``
+(an equality our code must satisfy, which fails only through a bug) and ``construction`` (true by
+how our setup is built) are checks of the implementation and are counted apart.
+
+The standard of evidence (what makes a check able to fail):
+
+- a bound is tested only where it is informative (:func:`check_bound`, :func:`check_bound_curve`):
+  at or above the trivial bound the verdict is ``not testable here`` with the ratio;
+- orderings and comparisons are judged on paired differences over runs that share their random
+  numbers, against their standard error (:func:`check_paired_order`, :func:`check_paired_close`,
+  :func:`check_close_to_paper`); a difference the runs cannot resolve is *indistinguishable*;
+- every growth-rate claim goes through one test, :func:`check_rate` (a bootstrap interval for the
+  log-log slope);
+- a claim about randomly generated instances is judged on several (:func:`check_instances`), and a
+  claim that rests on a choice the paper left open records how its verdict moves with that choice
+  (:func:`with_sensitivity`).
+
+Checks put the numbers behind a verdict in ``Verdict.details`` (means, standard errors, ratios,
+per-instance verdicts), which records keep beside the claim.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 __all__ = [
     "VERDICTS",
+    "KINDS",
+    "RESULT_KINDS",
     "Verdict",
+    "mean_se",
+    "check_bound",
+    "check_bound_curve",
+    "informative_horizon",
+    "check_paired_close",
+    "check_close_to_paper",
+    "rate_interval",
+    "check_rate",
+    "check_sublinear",
+    "check_instances",
+    "with_sensitivity",
     "check_all",
     "check_at_most",
     "check_at_least",
@@ -33,19 +69,32 @@ __all__ = [
 ]
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable here")
+KINDS = ("experiment", "theorem", "identity", "construction")
+#: The kinds whose verdicts are results of the reproduction (the others check our implementation).
+RESULT_KINDS = ("experiment", "theorem")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of a check: the verdict, a one-line reason with the numbers, and the rule."""
+    """The outcome of a check: the verdict, a one-line reason with the numbers, and the rule.
+
+    ``details`` holds the numbers behind the verdict (plain JSON values: means, standard errors,
+    ratios, per-instance verdicts); it does not take part in equality.
+    """
 
     verdict: str
     reason: str
     criterion: str
+    details: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+
+    @property
+    def indistinguishable(self) -> bool:
+        """True when the check compared values the runs could not tell apart."""
+        return bool(self.details.get("indistinguishable", False))
 
 
 def _g(x: float) -> str:
@@ -179,7 +228,7 @@ def check_paired_order(values: Mapping[str, np.ndarray], expected: Sequence[str]
     -------
     Verdict: reproduced if every pair holds; not reproduced if every pair fails; partly otherwise.
     """
-    parts, noise = {}, 0
+    parts, noise, pairs = {}, 0, {}
     for a, b in zip(expected, expected[1:]):
         diff = np.asarray(values[b], dtype=float) - np.asarray(values[a], dtype=float)
         mean = float(diff.mean())
@@ -187,9 +236,335 @@ def check_paired_order(values: Mapping[str, np.ndarray], expected: Sequence[str]
         held = mean - z * se > 0
         within = not held and mean + z * se >= 0
         noise += within
+        pairs[f"{b} - {a}"] = {"mean": mean, "se": se, "n": int(diff.size)}
         parts[f"{a} < {b}: mean difference {mean:.4g} ± {se:.2g} (se){' (within noise)' if within else ''}"] = held
     rule = " < ".join(expected) + f", each pair by more than {z:g} standard errors of the paired differences"
     verdict = check_all(parts, rule)
+    details = {"paired_differences": pairs, "z": z, "indistinguishable": noise == len(pairs)}
     if verdict.verdict == "not reproduced" and noise:
-        return Verdict("partly", verdict.reason, rule)
-    return verdict
+        return Verdict("partly", verdict.reason, rule, details)
+    return Verdict(verdict.verdict, verdict.reason, verdict.criterion, details)
+
+
+# -- the standard of evidence -------------------------------------------------------------------
+
+
+def mean_se(samples: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean (0 for a single sample)."""
+    x = np.asarray(samples, dtype=float).ravel()
+    if x.size == 0:
+        raise ValueError("mean_se needs at least one sample")
+    se = float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else 0.0
+    return float(x.mean()), se
+
+
+_UNKNOWN = "unknown"
+
+
+def _vacuous(ratio: float, informative_from: float | None | str) -> str:
+    """The reason of a vacuous bound, with the horizon where it would bite when that is known."""
+    text = f"vacuous at this scale (bound / trivial = {_g(ratio)})"
+    if informative_from is None:
+        return text + "; no horizon makes it informative"
+    if informative_from == _UNKNOWN:
+        return text
+    return text + f"; it would become informative from T = {float(informative_from):.4g}"
+
+
+def check_bound(
+    measured: float,
+    bound: float,
+    trivial: float,
+    what: str = "measured",
+    informative_from: float | None | str = _UNKNOWN,
+) -> Verdict:
+    """A bound of the paper's theory against a measurement, tested only where it could fail.
+
+    ``trivial`` is what holds without the theorem (``t·Δmax`` for a cumulative regret, ``T`` for a
+    count, 1 for a probability). When ``bound >= trivial`` the measurement cannot exceed the bound,
+    so the verdict is ``not testable here`` ("vacuous at this scale") with the ratio, and with the
+    smallest horizon at which it would become informative when the caller knows it
+    (``informative_from``: a number, None for "never", or ``"unknown"``). Otherwise reproduced iff
+    ``measured <= bound``.
+    """
+    measured, bound, trivial = float(measured), float(bound), float(trivial)
+    if not trivial > 0:
+        raise ValueError(f"check_bound: the trivial bound must be positive, got {trivial}")
+    ratio = bound / trivial
+    details = {"bound": bound, "trivial": trivial, "bound_over_trivial": ratio, "measured": measured}
+    rule = f"{what} <= bound, tested only where bound < trivial ({_g(trivial)})"
+    if ratio >= 1:
+        return Verdict("not testable here", _vacuous(ratio, informative_from), rule, details)
+    ok = measured <= bound
+    reason = f"{what} = {_g(measured)} {'<=' if ok else '>'} bound = {_g(bound)} (bound / trivial = {_g(ratio)})"
+    return Verdict("reproduced" if ok else "not reproduced", reason, rule, details)
+
+
+def check_bound_curve(
+    t: Sequence[float],
+    measured: Sequence[float],
+    bound: Sequence[float],
+    trivial: Sequence[float],
+    what: str = "measured",
+    informative_from: float | None | str = _UNKNOWN,
+) -> Verdict:
+    """:func:`check_bound` along a curve: the bound is tested at the horizons where it is below the
+    trivial bound. None such → ``not testable here`` (vacuous, with the smallest ratio); otherwise
+    reproduced iff the measurement stays at or below the bound at every informative horizon."""
+    t, m, b, tr = (np.asarray(x, dtype=float) for x in (t, measured, bound, trivial))
+    if not (t.shape == m.shape == b.shape == tr.shape) or t.ndim != 1 or t.size == 0:
+        raise ValueError("check_bound_curve: t, measured, bound and trivial must be 1-d arrays of one length")
+    if np.any(tr <= 0):
+        raise ValueError("check_bound_curve: the trivial bound must be positive")
+    ratio = b / tr
+    informative = ratio < 1
+    details = {
+        "t": t.tolist(),
+        "bound_over_trivial": ratio.tolist(),
+        "informative_horizons": int(informative.sum()),
+    }
+    rule = f"{what} <= bound at every horizon where bound < trivial"
+    if not informative.any():
+        reason = _vacuous(float(ratio.min()), informative_from)
+        return Verdict("not testable here", reason + f" at all {t.size} horizons", rule, details)
+    over = informative & (m > b)
+    span = f"bound / trivial {_g(ratio[informative].min())} to {_g(ratio[informative].max())}"
+    if over.any():
+        first = int(np.flatnonzero(over)[0])
+        reason = (
+            f"{what} exceeds the bound at {int(over.sum())} of {int(informative.sum())} informative horizons "
+            f"(first t = {_g(t[first])}: {_g(m[first])} > {_g(b[first])}; {span})"
+        )
+        return Verdict("not reproduced", reason, rule, details)
+    reason = f"{what} <= bound at all {int(informative.sum())} informative horizons ({span})"
+    if not informative.all():
+        reason += f"; vacuous at the other {int((~informative).sum())}"
+    return Verdict("reproduced", reason, rule, details)
+
+
+def informative_horizon(
+    bound: Callable[[int], float], trivial: Callable[[int], float], t_start: int = 1, t_max: int = 10**12
+) -> int | None:
+    """The smallest horizon ``T >= t_start`` with ``bound(T) < trivial(T)`` (None up to ``t_max``).
+
+    Searches by doubling and then bisection, so it assumes that once the bound is informative it
+    stays so (true of the ``o(T)`` regret bounds this book checks).
+    """
+    if bound(t_start) < trivial(t_start):
+        return t_start
+    lo, hi = t_start, t_start
+    while not bound(hi) < trivial(hi):
+        lo, hi = hi, hi * 2
+        if hi > t_max:
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if bound(mid) < trivial(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def check_paired_close(a: Sequence[float], b: Sequence[float], names: tuple[str, str] = ("a", "b"), z: float = 2.0):
+    """A claim of *equality* ("the two give the same regret") of two settings run on common random
+    numbers: reproduced when the paired differences ``b - a`` over runs cannot be told from zero
+    (``|mean| <= z·se``: indistinguishable), not reproduced when they can."""
+    diff = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    mean, se = mean_se(diff)
+    same = abs(mean) <= z * se
+    na, nb = names
+    reason = f"{nb} - {na}: mean paired difference {mean:.4g} ± {se:.2g} (se over {diff.size} runs)"
+    rule = f"|mean paired difference| <= {z:g} standard errors"
+    details = {"mean": mean, "se": se, "n": int(diff.size), "indistinguishable": bool(same)}
+    return Verdict("reproduced" if same else "not reproduced", reason, rule, details)
+
+
+def check_close_to_paper(
+    samples: Sequence[float],
+    paper: float,
+    precision: float,
+    z: float = 2.0,
+    rel_tol: float = 0.0,
+    what: str = "mean",
+) -> Verdict:
+    """Our mean over runs against a number the paper prints.
+
+    The tolerance is ``z·se + precision/2 + rel_tol·|paper|``: our standard error, half a unit of
+    the paper's printed precision (``precision`` = 1 for "566", 0.01 for "0.61"), and an optional
+    stated relative allowance for what the paper did not specify. Reproduced within it; ``partly``
+    within twice it; not reproduced beyond. Both the mean and its standard error are in the reason.
+    """
+    mean, se = mean_se(samples)
+    n = np.asarray(samples).size
+    tol = z * se + float(precision) / 2 + float(rel_tol) * abs(float(paper))
+    diff = abs(mean - float(paper))
+    rule = (
+        f"|{what} - paper| <= {z:g}·se + precision/2 ({_g(precision)}/2)"
+        + (f" + {rel_tol:g}·|paper|" if rel_tol else "")
+        + "; partly within twice that"
+    )
+    reason = (
+        f"{what} {_g(mean)} ± {_g(se)} (se over {n} runs) vs paper {_g(paper)}: "
+        f"difference {_g(diff)}, tolerance {_g(tol)}"
+    )
+    details = {"mean": mean, "se": se, "n": int(n), "paper": float(paper), "tolerance": tol}
+    if diff <= tol:
+        return Verdict("reproduced", reason, rule, details)
+    if diff <= 2 * tol:
+        return Verdict("partly", reason, rule, details)
+    return Verdict("not reproduced", reason, rule, details)
+
+
+def _slope(logt: np.ndarray, logy: np.ndarray) -> np.ndarray:
+    """Least-squares slopes of each row of ``logy`` against ``logt``."""
+    tc = logt - logt.mean()
+    return ((logy - logy.mean(axis=-1, keepdims=True)) @ tc) / float(tc @ tc)
+
+
+def rate_interval(
+    t: Sequence[float],
+    curves: np.ndarray,
+    fit_from: float = 0.1,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The log-log slope of the mean curve over runs, with a bootstrap interval over runs.
+
+    The slope is fitted to ``log mean_r curves[r, j]`` against ``log t_j`` over the horizons
+    ``t_j >= fit_from · max(t)`` (the last part of the run, where a rate shows). The interval
+    resamples runs with replacement (``n_boot`` times, from ``SeedSequence(seed)``, so the same
+    curves always give the same interval) and takes the central ``level`` quantiles.
+
+    Returns a dict with ``slope``, ``low``, ``high``, ``n_runs``, ``horizons`` (the fitted ``t``).
+    """
+    t = np.asarray(t, dtype=float)
+    y = np.asarray(curves, dtype=float)
+    if y.ndim == 1:
+        y = y[None, :]
+    if y.ndim != 2 or y.shape[1] != t.size:
+        raise ValueError(f"curves must have shape (n_runs, {t.size}), got {np.shape(curves)}")
+    sel = t >= fit_from * t.max()
+    if sel.sum() < 3:
+        raise ValueError(
+            f"the rate test needs at least 3 horizons in the last part of the run (t >= {fit_from:g}·max t), "
+            f"have {int(sel.sum())}"
+        )
+    t, y = t[sel], y[:, sel]
+    if np.any(t <= 0):
+        raise ValueError("the rate test needs positive horizons")
+    mean = y.mean(axis=0)
+    if np.any(mean <= 0):
+        raise ValueError("the rate test needs a positive mean curve at every fitted horizon")
+    logt = np.log(t)
+    slope = float(_slope(logt, np.log(mean)))
+    n = y.shape[0]
+    if n < 2:
+        return {"slope": slope, "low": float("nan"), "high": float("nan"), "n_runs": 1, "horizons": t.tolist()}
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    idx = rng.integers(0, n, size=(n_boot, n))
+    means = y[idx].mean(axis=1)  # (n_boot, P)
+    ok = np.all(means > 0, axis=1)
+    slopes = _slope(logt, np.log(np.where(means > 0, means, 1.0)))[ok]
+    a = (1 - level) / 2
+    low, high = np.quantile(slopes, [a, 1 - a]) if slopes.size else (float("nan"), float("nan"))
+    return {"slope": slope, "low": float(low), "high": float(high), "n_runs": int(n), "horizons": t.tolist()}
+
+
+def check_rate(
+    t: Sequence[float],
+    curves: np.ndarray,
+    exponent: float,
+    mode: str = "equal",
+    margin: float = 0.1,
+    fit_from: float = 0.1,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+    what: str = "slope of log R against log t",
+) -> Verdict:
+    """The one rate test: does a cumulative quantity grow like ``t^exponent`` (up to log factors)?
+
+    The claimed region of slopes is ``[exponent - margin, exponent + margin]`` (``mode="equal"``:
+    "grows like T^a") or ``(-inf, exponent + margin]`` (``mode="at_most"``: "grows at most like
+    T^a"); ``margin`` is the stated allowance for log factors and finite horizons. With the
+    bootstrap interval of :func:`rate_interval`: inside the region → reproduced; disjoint from it →
+    not reproduced; overlapping its edge → ``partly`` with the reason "inconclusive" (the runs are
+    too few or too noisy to tell).
+    """
+    if mode not in ("equal", "at_most"):
+        raise ValueError(f"mode={mode!r} is not one of ('equal', 'at_most')")
+    r = rate_interval(t, curves, fit_from=fit_from, level=level, n_boot=n_boot, seed=seed)
+    hi_c = exponent + margin
+    lo_c = exponent - margin if mode == "equal" else -math.inf
+    region = f"[{_g(lo_c)}, {_g(hi_c)}]" if mode == "equal" else f"at most {_g(hi_c)}"
+    rule = (
+        f"{level:.0%} bootstrap interval (over runs) of the {what}, fitted for t >= {fit_from:g}·T, "
+        f"inside {region} (exponent {_g(exponent)}, margin {_g(margin)} for log factors)"
+    )
+    details = dict(r, exponent=exponent, mode=mode, margin=margin)
+    if r["n_runs"] < 2 or not math.isfinite(r["low"]):
+        return Verdict("partly", f"inconclusive: slope {_g(r['slope'])} from one run, no interval", rule, details)
+    iv = f"slope {_g(r['slope'])}, interval [{_g(r['low'])}, {_g(r['high'])}] over {r['n_runs']} runs"
+    if lo_c <= r["low"] and r["high"] <= hi_c:
+        return Verdict("reproduced", f"{iv}, inside {region}", rule, details)
+    if r["low"] > hi_c or r["high"] < lo_c:
+        return Verdict("not reproduced", f"{iv}, outside {region}", rule, details)
+    return Verdict("partly", f"inconclusive: {iv} overlaps the edge of {region}", rule, details)
+
+
+def check_sublinear(t: Sequence[float], curves: np.ndarray, max_slope: float = 0.9, **kw) -> Verdict:
+    """ "Sublinear" as a rate claim: :func:`check_rate` with ``mode="at_most"`` and the stated largest
+    slope still called sublinear at this horizon (``max_slope``)."""
+    return check_rate(t, curves, exponent=max_slope, mode="at_most", margin=0.0, **kw)
+
+
+def check_instances(verdicts: Mapping[str, Verdict], criterion: str = "") -> Verdict:
+    """A claim about randomly generated instances, judged on each of several instances.
+
+    Reproduced when it holds on every instance, or on every one but those where the compared
+    values are indistinguishable (and on at least one); not reproduced when it holds on none;
+    ``partly`` otherwise. The reason says "k of n instances"; ``details["instances"]`` keeps each
+    instance's verdict and reason.
+    """
+    if not verdicts:
+        raise ValueError("check_instances needs at least one instance")
+    held = [k for k, v in verdicts.items() if v.verdict == "reproduced"]
+    tied = [k for k, v in verdicts.items() if v.verdict != "reproduced" and v.indistinguishable]
+    n = len(verdicts)
+    rule = criterion or "holds on every instance (or indistinguishable there), each judged by its own check"
+    details = {
+        "instances": {k: {"verdict": v.verdict, "reason": v.reason} for k, v in verdicts.items()},
+        "held": len(held),
+        "n": n,
+    }
+    reason = f"{len(held)} of {n} instances" + (f" ({len(tied)} more indistinguishable)" if tied else "")
+    failed = [k for k in verdicts if k not in held and k not in tied]
+    if failed:
+        reason += "; fails on " + ", ".join(f"{k} ({verdicts[k].reason})" for k in failed)
+    if held and not failed:
+        return Verdict("reproduced", reason, rule, details)
+    if not held and not tied:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason, rule, details)
+
+
+def with_sensitivity(main: Verdict, parameter: str, chosen: Any, alternatives: Mapping[Any, Verdict]) -> Verdict:
+    """The verdict at our choice of an open ``parameter``, with how it moves over the alternatives.
+
+    When any alternative gives another verdict, ``details["sensitive_to"]`` maps the parameter to
+    ``{value: verdict}`` (our choice included) and the reason says "depends on our choice of ...".
+    The verdict itself stays the one at our stated choice.
+    """
+    by_value = {str(chosen): main.verdict} | {str(k): v.verdict for k, v in alternatives.items()}
+    details = dict(main.details)
+    if len(set(by_value.values())) == 1:
+        details.setdefault("robust_to", {})[parameter] = sorted(by_value)
+        return Verdict(main.verdict, main.reason, main.criterion, details)
+    sens = dict(details.get("sensitive_to", {}))
+    sens[parameter] = by_value
+    details["sensitive_to"] = sens
+    moves = ", ".join(f"{k}: {v}" for k, v in by_value.items())
+    reason = f"{main.reason}; depends on our choice of {parameter} ({moves})"
+    return Verdict(main.verdict, reason, main.criterion, details)

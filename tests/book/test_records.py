@@ -175,3 +175,31 @@ def test_diff_command_compares_folders_by_relative_path(tmp_path):
         "primer/01.json": [f"no record in {tmp_path / 'new'}"],
         "primer/02.json": [f"no record in {tmp_path / 'old'}"],
     }
+
+
+def test_a_page_below_paper_scale_shows_one_verdict_per_claim(record_dir, monkeypatch):
+    """The paper-scale verdict is the verdict; the page's own run is a labelled column, with its
+    differences marked and counted."""
+    from causalbandits_lib.book.notebook import NotebookRun, PaperResults
+
+    paper = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    paper.claim("primer.x.same", "s", checks.check_at_most(1, 2), kind="experiment")
+    paper.claim("primer.x.moves", "s", checks.check_at_most(1, 2), kind="theorem")
+    rec = records.load_record(paper.finish(show=False))
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke", T=100)
+    nb.claim("primer.x.same", "s", checks.check_at_most(1, 2))
+    nb.claim("primer.x.moves", "s", checks.check_at_most(3, 2))
+    nb.claim("primer.x.new", "s", checks.check_at_most(1, 2))
+    monkeypatch.setattr(NotebookRun, "paper_results", lambda self: PaperResults(rec, record_dir / "p.json"))
+    table = nb.claims_table()
+    rows = {line.split(" | ")[0][2:]: line for line in table.splitlines() if line.startswith("| `")}
+    assert "this page's run (smoke profile, with T=100)" in table
+    assert "**reproduced** |" in rows["`primer.x.moves`"] and "**differs: not reproduced**" in rows["`primer.x.moves`"]
+    assert "reproduced (same)" in rows["`primer.x.same`"]
+    assert "no paper-scale verdict yet" in rows["`primer.x.new`"]
+    assert "differs on 1 of 3" in table
+    assert table.count("**reproduced**") == 2  # one verdict column: the paper-scale one
+    # at the paper profile, or without a record, the run's own claims are the table
+    monkeypatch.setattr(NotebookRun, "paper_results", lambda self: None)
+    alone = nb.claims_table()
+    assert "this page's run" not in alone and "no paper-scale record yet" in alone

@@ -1,0 +1,54 @@
+"""The reproducibility page: built from paper-profile records only, counting results apart from
+checks of the implementation."""
+
+from __future__ import annotations
+
+import pytest
+
+from causalbandits_lib.book import paths, records
+from causalbandits_lib.book.notebook import setup_notebook
+from causalbandits_lib.book.params import load_chapter
+from causalbandits_lib.book.records import RecordError
+from causalbandits_lib.book.report import render_reproducibility, render_summary
+from causalbandits_lib.core import checks
+
+
+def _write(profile: str, tmp_path, claims) -> None:
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    for id, verdict, kw in claims:
+        nb.claim(id, "s", verdict, **kw)
+    rec = nb.record()
+    rec["profile"] = profile
+    records.write_record(rec, tmp_path / "primer" / "01_bandits_and_regret.json")
+
+
+def test_page_counts_results_apart_from_implementation_checks(record_dir, tmp_path):
+    yes, no = checks.check_at_most(1, 2), checks.check_at_most(3, 2)
+    moved = checks.with_sensitivity(yes, "alpha", 1.0, {3.0: no})
+    _write(
+        "paper",
+        tmp_path,
+        [
+            ("primer.a.exp", yes, {"kind": "experiment"}),
+            ("primer.a.thm", no, {"kind": "theorem"}),
+            ("primer.a.idt", yes, {"kind": "identity"}),
+            ("primer.a.sens", moved, {"kind": "experiment"}),
+            ("primer.a.old", yes, {}),
+        ],
+    )
+    chapters = {"primer": load_chapter(paths.book_root() / "notebooks" / "primer")}
+    page = render_reproducibility(chapters, tmp_path, tmp_path)
+    title = chapters["primer"].title
+    row = next(line for line in page.splitlines() if line.startswith(f"| {title} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # claims | results | implementation checks | kind not declared | choice-dependent | over instances
+    assert cells[1:7] == ["5", "2 / 0 / 1 / 0", "1 / 0 / 0 / 0", "1 / 0 / 0 / 0", "1", "0"]
+    assert "experiment (choice-dependent)" in page
+    summary = render_summary(chapters, tmp_path)
+    assert "| 5 | 2 / 0 / 1 / 0 | 1 / 0 / 0 / 0 |" in summary
+
+
+def test_page_refuses_records_of_another_profile(record_dir, tmp_path):
+    _write("book", tmp_path, [("primer.a.exp", checks.check_at_most(1, 2), {"kind": "experiment"})])
+    with pytest.raises(RecordError, match="profile is 'book'.*paper-profile records only"):
+        render_reproducibility({"primer": load_chapter(paths.book_root() / "notebooks" / "primer")}, tmp_path, tmp_path)

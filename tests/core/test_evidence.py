@@ -1,0 +1,155 @@
+"""The standard of evidence in core.checks: bounds tested only where informative, paired
+comparisons against their standard error, the one rate test, instances and open choices."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.book.claims import Claim
+from causalbandits_lib.core import checks
+
+
+def test_vacuous_bound_is_not_testable_and_says_why():
+    v = checks.check_bound(10.0, bound=5000.0, trivial=4653.0, what="regret")
+    assert v.verdict == "not testable here"
+    assert "vacuous at this scale" in v.reason and "1.075" in v.reason
+    assert v.details["bound_over_trivial"] == pytest.approx(5000 / 4653)
+    # the same measurement against an informative bound is a real test, both ways
+    assert checks.check_bound(10.0, bound=100.0, trivial=4653.0).verdict == "reproduced"
+    assert checks.check_bound(200.0, bound=100.0, trivial=4653.0).verdict == "not reproduced"
+    never = checks.check_bound(1.0, 2.0, 1.0, informative_from=None)
+    assert "no horizon makes it informative" in never.reason
+    later = checks.check_bound(1.0, 2.0, 1.0, informative_from=123456)
+    assert "from T = 1.235e+05" in later.reason
+    with pytest.raises(ValueError, match="positive"):
+        checks.check_bound(1.0, 2.0, 0.0)
+
+
+def test_bound_curve_tests_only_informative_horizons():
+    t = np.array([10.0, 100.0, 1000.0, 10000.0])
+    trivial = t * 1.0
+    bound = 30 * np.sqrt(t)  # 300 > 10 and > 100; below t from t = 900 on
+    ok = checks.check_bound_curve(t, 0.5 * np.sqrt(t), bound, trivial)
+    assert ok.verdict == "reproduced" and "2 informative horizons" in ok.reason
+    assert ok.details["informative_horizons"] == 2
+    # a violation where the bound is vacuous does not count, one where it is informative does
+    bad = checks.check_bound_curve(t, np.array([500.0, 400.0, 10.0, 3001.0]), bound, trivial)
+    assert bad.verdict == "not reproduced" and "t = 1e+04" in bad.reason
+    assert checks.check_bound_curve(t, np.array([500.0, 400.0, 10.0, 10.0]), bound, trivial).verdict == "reproduced"
+    vac = checks.check_bound_curve(t, np.zeros(4), 2 * trivial, trivial)
+    assert vac.verdict == "not testable here" and "all 4 horizons" in vac.reason
+
+
+def test_informative_horizon_finds_the_first_informative_T():
+    # 30 sqrt(T) < T  <=>  T > 900
+    T = checks.informative_horizon(lambda T: 30 * math.sqrt(T), lambda T: float(T))
+    assert T == 901
+    assert checks.informative_horizon(lambda T: 2.0 * T, lambda T: float(T), t_max=10**6) is None
+    assert checks.informative_horizon(lambda T: 0.5, lambda T: float(T)) == 1
+
+
+def test_identical_settings_are_indistinguishable():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=50)
+    order = checks.check_paired_order({"a": x, "b": x.copy()}, ["a", "b"])
+    assert order.verdict == "partly" and order.indistinguishable
+    assert order.details["paired_differences"]["b - a"] == {"mean": 0.0, "se": 0.0, "n": 50}
+    same = checks.check_paired_close(x, x.copy())
+    assert same.verdict == "reproduced" and same.indistinguishable
+    shifted = checks.check_paired_close(x, x + 0.5 + 0.01 * rng.normal(size=50))
+    assert shifted.verdict == "not reproduced" and not shifted.indistinguishable
+    clear = checks.check_paired_order({"a": x, "b": x + 1.0}, ["a", "b"])
+    assert clear.verdict == "reproduced" and not clear.indistinguishable
+
+
+def test_close_to_paper_uses_standard_error_and_printed_precision():
+    runs = np.array([560.0, 570.0, 566.0, 562.0, 568.0])  # mean 565.2, se ~1.8
+    assert checks.check_close_to_paper(runs, 566, precision=1).verdict == "reproduced"
+    far = checks.check_close_to_paper(runs, 600, precision=1)
+    assert far.verdict == "not reproduced" and "± " in far.reason
+    assert far.details["se"] == pytest.approx(runs.std(ddof=1) / math.sqrt(5))
+    # a noisy estimate gets a wider tolerance than a precise one at the same mean
+    noisy = np.array([400.0, 700.0, 566.0, 450.0, 710.0])
+    assert checks.check_close_to_paper(noisy, 600, precision=1).verdict == "reproduced"
+
+
+def _curves(fn, n_runs=20, noise=0.05, seed=1):
+    t = np.unique(np.logspace(2, 5, 25).astype(int)).astype(float)
+    rng = np.random.default_rng(seed)
+    return t, fn(t)[None, :] * np.exp(noise * rng.normal(size=(n_runs, 1)) + 0.01 * rng.normal(size=(n_runs, t.size)))
+
+
+@pytest.mark.parametrize("exponent", [0.5, 1.0])
+def test_rate_test_recovers_known_exponents(exponent):
+    t, y = _curves(lambda t: 3 * t**exponent)
+    r = checks.rate_interval(t, y)
+    assert r["low"] <= exponent <= r["high"]
+    assert checks.check_rate(t, y, exponent).verdict == "reproduced"
+    other = 1.0 if exponent == 0.5 else 0.5
+    assert checks.check_rate(t, y, other).verdict == "not reproduced"
+
+
+def test_rate_test_on_logarithmic_growth():
+    t, y = _curves(lambda t: 40 * np.log(t))
+    slope = checks.rate_interval(t, y)["slope"]
+    assert 0.05 < slope < 0.15  # d log log t / d log t = 1 / log t, about 0.1 here
+    assert checks.check_sublinear(t, y).verdict == "reproduced"
+    assert checks.check_rate(t, y, 0.5, mode="at_most").verdict == "reproduced"
+    lin_t, lin = _curves(lambda t: 0.2 * t)
+    assert checks.check_sublinear(lin_t, lin).verdict == "not reproduced"
+
+
+def test_rate_test_is_inconclusive_when_runs_cannot_tell():
+    t = np.logspace(2, 5, 25)
+    y = np.stack([t**a for a in (0.3, 0.45, 0.6, 0.75)])  # runs that disagree about the rate
+    v = checks.check_rate(t, y, 0.5, margin=0.1)
+    assert v.verdict == "partly" and v.reason.startswith("inconclusive")
+    assert v.details["low"] < 0.6 < v.details["high"]
+    # the same curves always give the same interval
+    assert checks.rate_interval(t, y) == checks.rate_interval(t, y)
+    with pytest.raises(ValueError, match="at least 3 horizons"):
+        checks.rate_interval(t[:2], y[:, :2])
+
+
+def test_instances_need_every_instance():
+    yes = checks.Verdict("reproduced", "ok", "r")
+    no = checks.Verdict("not reproduced", "a > b", "r")
+    tie = checks.check_paired_order({"a": np.zeros(5), "b": np.zeros(5)}, ["a", "b"])
+    assert checks.check_instances({"0": yes, "1": yes}).verdict == "reproduced"
+    part = checks.check_instances({"0": yes, "1": no, "2": yes})
+    assert part.verdict == "partly" and part.reason.startswith("2 of 3 instances")
+    assert part.details["instances"]["1"]["verdict"] == "not reproduced"
+    assert checks.check_instances({"0": yes, "1": tie}).verdict == "reproduced"
+    assert checks.check_instances({"0": no, "1": no}).verdict == "not reproduced"
+    assert checks.check_instances({"0": tie}).verdict == "partly"
+
+
+def test_sensitivity_records_how_a_verdict_moves():
+    main = checks.Verdict("reproduced", "566 vs 560", "rule")
+    moved = checks.with_sensitivity(
+        main, "fallback", "min_ucb_delta", {"unconstrained": checks.Verdict("not reproduced", "x", "r")}
+    )
+    assert moved.verdict == "reproduced"
+    assert "depends on our choice of fallback" in moved.reason
+    assert moved.details["sensitive_to"] == {
+        "fallback": {"min_ucb_delta": "reproduced", "unconstrained": "not reproduced"}
+    }
+    still = checks.with_sensitivity(main, "alpha", 1.0, {0.3: main, 3.0: main})
+    assert still.reason == main.reason and still.details["robust_to"] == {"alpha": ["0.3", "1.0", "3.0"]}
+    claim = Claim.from_verdict("fucb.fig2b.regret", "s", 566, 560, moved, kind="experiment")
+    d = claim.to_dict()
+    assert d["kind"] == "experiment" and d["sensitive_to"]["fallback"]["unconstrained"] == "not reproduced"
+
+
+def test_claim_kind_is_validated_and_optional():
+    v = checks.check_at_most(1, 2)
+    old = Claim.from_verdict("fucb.table1.cell", "statement", 1.5, 1.0, v).to_dict()
+    assert "kind" not in old and "details" not in old  # records of undeclared claims read as before
+    with pytest.raises(ValueError, match="kind"):
+        Claim.from_verdict("fucb.table1.cell", "statement", 1.5, 1.0, v, kind="lemma")
+    bound = checks.check_bound(1.0, 10.0, 5.0)
+    d = Claim.from_verdict("fucb.thm1.bound", "s", None, 1.0, bound, kind="theorem").to_dict()
+    assert d["verdict"] == "not testable here" and d["details"]["bound_over_trivial"] == 2.0
