@@ -149,7 +149,8 @@ def claims_markdown(
     ``claims`` are the claims whose verdict the table states. With ``page_run`` (the claims of a
     run below the paper's scale, such as the page's own book-profile execution) the verdict column
     stays that of ``claims`` (the paper-scale record) and one more column gives the page's run,
-    labelled ``page_label`` (its profile and given parameters), with a difference marked; a claim present on one side only says so.
+    labelled ``page_label`` (its profile and given parameters), with a difference marked; a claim
+    present on one side only says so.
     """
     head = ["claim", "kind", "paper says", "paper value", "we measured", "verdict", "why"]
     if page_run is None:
