@@ -5,7 +5,9 @@
 #   make test       install, run the whole test suite (unit, notebooks + nbval, book build, browser)
 #   make lint       ruff: line length, pyflakes, import order (also run by make test)
 #   make bench      vectorised runner against a plain loop over runs
-#   make reproduce  every chapter at its paper profile -> results/paper/ (CHAPTER=name for one)
+#   make reproduce  every chapter at its paper profile -> results/paper/ (CHAPTER=name for one),
+#                   then every open choice's alternatives at the book profile -> results/sensitivity/
+#   make sensitivity  only the open choices' alternatives (CHAPTER=name for one), and the report
 #   make serve      serve the built book on http://127.0.0.1:8000
 #   make lock       re-resolve requirements.lock and environment.yml from pyproject.toml
 
@@ -26,10 +28,10 @@ JOBS ?= 2
 
 export PYTHONHASHSEED := 0
 
-.PHONY: help setup mathjax book lint test test-unit test-notebooks test-book bench reproduce report serve lock clean
+.PHONY: help setup mathjax book lint test test-unit test-notebooks test-book bench reproduce sensitivity report serve lock clean
 
 help:
-	@sed -n '2,10p' Makefile
+	@sed -n '1,12p' Makefile
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version' 
@@ -60,7 +62,7 @@ mathjax: $(MATHJAX)
 # notebooks display) would not re-execute the notebooks: clear the cache whenever one changes.
 # Every library file at any depth (tracked or not; caches excluded), sorted so the order is stable.
 LIBFILES = $(shell find causalbandits_lib -type f ! -path '*/__pycache__/*' ! -name '*.pyc' | LC_ALL=C sort)
-LIBHASH = $(shell cat $(LIBFILES) requirements.lock notebooks/*/parameters.yml results/paper/*/*.json 2>/dev/null | sha256sum | cut -c1-16)
+LIBHASH = $(shell cat $(LIBFILES) requirements.lock notebooks/*/parameters.yml results/paper/*/*.json results/sensitivity/*/*.json 2>/dev/null | sha256sum | cut -c1-16)
 
 # A failed build leaves _build/.book-failed: Sphinx does not re-read unchanged pages, so a warning
 # would not be raised again and a second `make book` would turn green; instead the next build
@@ -102,6 +104,11 @@ bench: $(STAMP)
 
 reproduce: $(STAMP)
 	$(BIN)/causalbandits run $(CHAPTER) --profile paper --out _build/reproduce --record-dir results/paper --no-progress --jobs $(JOBS)
+	$(BIN)/causalbandits sensitivity $(CHAPTER) --profile book --out _build/sensitivity --jobs $(JOBS)
+	$(BIN)/causalbandits report
+
+sensitivity: $(STAMP)
+	$(BIN)/causalbandits sensitivity $(CHAPTER) --profile book --out _build/sensitivity --jobs $(JOBS)
 	$(BIN)/causalbandits report
 
 report: $(STAMP)

@@ -1,4 +1,4 @@
-"""The ``causalbandits`` command: list, run, sweep, collect, report, cite and diff.
+"""The ``causalbandits`` command: list, run, sweep, sensitivity, collect, report, cite and diff.
 
 Exit codes: 0 success (for ``diff``: the results are identical); 2 bad arguments or parameters
 (nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` found differences.
@@ -249,6 +249,34 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sensitivity(args: argparse.Namespace) -> int:
+    from .execution import resolve_target
+    from .sensitivity import run_sensitivity
+    from .sweep import SweepError
+
+    if args.jobs < 1:
+        raise ParameterError(f"--jobs {args.jobs}: give a positive number of worker processes")
+    notebooks = [nb for nb in resolve_target(args.target) if nb.open_choices()]
+    if not notebooks:
+        print(f"{args.target}: no notebook declares an open choice with alternatives (ours: true, alternatives: [...])")
+        return 0
+    failed = 0
+    for spec in notebooks:
+        try:
+            run_sensitivity(
+                spec,
+                args.profile,
+                Path(args.out),
+                jobs=args.jobs,
+                scheduler=args.scheduler,
+                result_root=Path(args.results) if args.results else None,
+            )
+        except SweepError as exc:
+            _err(str(exc))
+            failed += 1
+    return EXIT_FAILED if failed else 0
+
+
 def cmd_collect(args: argparse.Namespace) -> int:
     from .records import atomic_write_text
     from .sweep import collect, plot_metric, table_hash
@@ -347,6 +375,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra attempts for a point whose task failed or whose worker died [%(default)s]",
     )
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "sensitivity",
+        help="judge every claim again under each alternative of the choices the paper left open "
+        "-> results/sensitivity/",
+    )
+    p.add_argument("target", help="CHAPTER, CHAPTER/NOTEBOOK or 'all' (notebooks without open choices are skipped)")
+    p.add_argument("--profile", choices=("smoke", "book", "paper"), default="book", help="profile [%(default)s]")
+    p.add_argument("--out", default="_build/sensitivity", help="folder of the runs' records [%(default)s]")
+    p.add_argument("--results", help="where the sensitivity records go (default: results/sensitivity)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes [%(default)s]")
+    p.add_argument("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster of --jobs workers")
+    p.set_defaults(func=cmd_sensitivity)
 
     p = sub.add_parser("collect", help="gather a sweep's records into one table (CSV)")
     p.add_argument("folder", help="the sweep's --out folder (or any folder of records)")

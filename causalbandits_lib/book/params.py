@@ -29,6 +29,7 @@ and what is allowed whenever something is wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,11 @@ class Parameter:
         The allowed values (for lists: of every element).
     length : tuple of int, optional
         Inclusive bounds on the length of a list.
+    ours : bool
+        The paper left this choice open and the value is ours (``ours: true`` in the file).
+    alternatives : tuple
+        Other plausible values of an open choice (``alternatives: [...]``, only with ``ours: true``):
+        every claim of the notebook is also judged under each (``causalbandits sensitivity``).
     """
 
     name: str
@@ -91,6 +97,8 @@ class Parameter:
     lt: float | None = None
     choices: tuple | None = None
     length: tuple[int, int] | None = None
+    ours: bool = False
+    alternatives: tuple = ()
 
     # -- description -------------------------------------------------------------------------
     def allowed(self) -> str:
@@ -219,6 +227,10 @@ class NotebookSpec:
     def id(self) -> str:
         return f"{self.chapter}/{self.name}"
 
+    def open_choices(self) -> dict[str, Parameter]:
+        """The knobs marked ``ours: true`` that list alternatives, in declaration order."""
+        return {k: p for k, p in self.parameters.items() if p.ours and p.alternatives}
+
     def all_parameters(self) -> dict[str, Parameter]:
         """``profile``, ``seed`` and the declared knobs, in that order."""
         return {**COMMON, **self.parameters}
@@ -284,7 +296,7 @@ def _parse_parameter(where: str, name: str, raw: Any) -> Parameter:
         raise SpecError(f"{where}: {name!r} is common to every notebook and must not be declared")
     if not name.isidentifier():
         raise SpecError(f"{where}: parameter name {name!r} is not a Python identifier")
-    known = {"type", "help", "min", "max", "gt", "lt", "choices", "length", "value", *PROFILES}
+    known = {"type", "help", "min", "max", "gt", "lt", "choices", "length", "value", "ours", "alternatives", *PROFILES}
     extra = set(raw) - known
     if extra:
         raise SpecError(
@@ -308,6 +320,14 @@ def _parse_parameter(where: str, name: str, raw: Any) -> Parameter:
     if length is not None:
         length = tuple(int(x) for x in length)
     choices = raw.get("choices")
+    ours = raw.get("ours", False)
+    if not isinstance(ours, bool):
+        raise SpecError(f"{where}: parameter {name!r} has ours={ours!r}; allowed are true and false")
+    alternatives = raw.get("alternatives", [])
+    if alternatives and not ours:
+        raise SpecError(f"{where}: parameter {name!r} lists alternatives but is not marked 'ours: true'")
+    if not isinstance(alternatives, list):
+        raise SpecError(f"{where}: parameter {name!r} has alternatives={alternatives!r}; give a list of values")
     param = Parameter(
         name=name,
         type=ptype,
@@ -319,13 +339,23 @@ def _parse_parameter(where: str, name: str, raw: Any) -> Parameter:
         lt=raw.get("lt"),
         choices=tuple(choices) if choices is not None else None,
         length=length,
+        ours=ours,
     )
     for profile, value in profiles.items():
         try:
             param.validate(value)
         except ParameterError as exc:
             raise SpecError(f"{where}: the {profile} value of {name!r} is invalid: {exc}") from None
-    return param
+    checked = []
+    for i, value in enumerate(alternatives):
+        try:
+            value = param.validate(value)
+        except ParameterError as exc:
+            raise SpecError(f"{where}: alternative {i} of {name!r} is invalid: {exc}") from None
+        if value in profiles.values() or value in checked:
+            raise SpecError(f"{where}: alternative {value!r} of {name!r} repeats a profile value or an alternative")
+        checked.append(value)
+    return dataclasses.replace(param, alternatives=tuple(checked))
 
 
 def load_chapter(folder: Path) -> ChapterSpec:

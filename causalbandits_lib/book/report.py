@@ -100,6 +100,30 @@ LEGEND = (
 )
 
 
+def _with_sensitivity(rec: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The record's claims with the verdict moves of its sensitivity record, when there is one
+    (``results/sensitivity/<chapter>/<notebook>.json`` beside ``results/paper``)."""
+    from .sensitivity import load_sensitivity
+
+    sens_path = path.parent.parent.parent / "sensitivity" / path.parent.name / path.name
+    if not sens_path.is_file():
+        return rec
+    sens = load_sensitivity(sens_path)
+    claims = []
+    for c in rec["claims"]:
+        moves = sens["sensitive_to"].get(c["id"])
+        if moves:
+            c = dict(c)
+            c["sensitive_to"] = {**(c.get("sensitive_to") or {}), **moves}
+            text = "; ".join(
+                f"{knob}: " + ", ".join(f"{v} → {verdict}" for v, verdict in by_value.items())
+                for knob, by_value in moves.items()
+            )
+            c["reason"] = f"{c['reason']}; depends on our choice of {text} ({sens['profile']} profile)"
+        claims.append(c)
+    return {**rec, "claims": claims}
+
+
 def _load_paper_record(path: Path) -> dict[str, Any]:
     try:
         rec = load_record(path)
@@ -110,7 +134,7 @@ def _load_paper_record(path: Path) -> dict[str, Any]:
             f"cannot build the reproducibility page from {path}: its profile is {rec.get('profile')!r}; "
             "the page is built from paper-profile records only (make reproduce)"
         )
-    return rec
+    return _with_sensitivity(rec, path)
 
 
 def _chapter_counts(chapters: Mapping[str, ChapterSpec], results_dir: Path) -> list[tuple[ChapterSpec, _Counts, int]]:
