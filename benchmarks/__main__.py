@@ -31,7 +31,8 @@ def main(argv=None) -> int:
         print(f"no benchmarked registry entry matches {args.only!r}", file=sys.stderr)
         return 2
     header = f"{'case':34s} {'runs':>5s} {'T':>7s} {'vectorised steps/s':>19s} {'loop steps/s':>13s} {'ratio':>7s}"
-    print(header + "  identical")
+    print("numpy path: all runs at once (vectorised) against one run at a time (loop); compiled kernels beside it")
+    print(header + "  identical  compiled steps/s  kernel/numpy")
     results, failures = [], []
     for entry in entries:
         rows = run_entry(entry, repeat=args.repeat)
@@ -39,6 +40,11 @@ def main(argv=None) -> int:
             print(
                 f"{r['case']:34s} {r['n_runs']:5d} {r['T']:7d} {r['vectorised_steps_per_second']:19,.0f} "
                 f"{r['loop_steps_per_second']:13,.0f} {r['ratio']:7.1f}  yes"
+                + (
+                    f"  {r['compiled_steps_per_second']:16,.0f}  {r['kernel_speedup']:11.1f}x"
+                    if "kernel_speedup" in r
+                    else ""
+                )
             )
         results.extend(rows)
         if entry.target_ratio is not None:

@@ -5,7 +5,10 @@ timed here, for each number of runs in its ``bench_runs``: the vectorised simula
 (``entry.simulate``, or ``entry.identify`` for a fixed-budget identifier) against the readable
 reference that simulates one run at a time (``entry.simulate_loop`` / ``entry.identify_loop``).
 Both must agree bit for bit (the same check as the conformance test, at the benchmark's scale);
-the rows report steps (rounds x runs) per second and the speed ratio.
+the rows report steps (rounds x runs) per second and the speed ratio. An entry whose policy has a
+compiled kernel is also timed with it, in the same process, and must agree with the numpy path
+within the kernels' tolerance: the row then carries the kernel's speed-up over the readable numpy
+implementation at the same number of runs.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import time
 
 import numpy as np
 
-from causalbandits_lib.core.registry import BanditEntry, IdentifierEntry, same_arrays
+from causalbandits_lib.core.registry import BanditEntry, IdentifierEntry, close_arrays, same_arrays
 
 
 def best_time(fn, repeat: int):
@@ -45,14 +48,19 @@ def timing_row(name: str, n_runs: int, T: int, t_vec: float, t_loop: float) -> d
 
 
 def run_entry(entry, repeat: int = 3) -> list[dict]:
-    """Time ``entry`` at each of its ``bench_runs``; raises AssertionError if the two disagree."""
+    """Time ``entry`` at each of its ``bench_runs``; raises AssertionError if the paths disagree.
+
+    The vectorised and loop columns are both the readable numpy path (``backend="numpy"``), so
+    their ratio measures the runs axis alone; a compiled kernel, where there is one, is timed in
+    the same process and compared with the numpy path (``kernel_speedup``).
+    """
     rows = []
     T = int(entry.bench_T)
     for n in entry.bench_runs:
         loop_repeat = 1 if n > 10 else repeat
         if isinstance(entry, BanditEntry):
-            t_vec, vec = best_time(lambda: entry.simulate(T, n_runs=n), repeat)
-            t_loop, loop = best_time(lambda: entry.simulate_loop(T, n), loop_repeat)
+            t_vec, vec = best_time(lambda: entry.simulate(T, n_runs=n, backend="numpy"), repeat)
+            t_loop, loop = best_time(lambda: entry.simulate_loop(T, n, backend="numpy"), loop_repeat)
             same = all(same_arrays(vec[m], loop[m]) for m in vec.metrics)
         elif isinstance(entry, IdentifierEntry):
             t_vec, vec = best_time(lambda: entry.identify(T, range(n)), repeat)
@@ -62,5 +70,16 @@ def run_entry(entry, repeat: int = 3) -> list[dict]:
             raise TypeError(f"not a registry entry: {entry!r}")
         if not same:
             raise AssertionError(f"{entry.name}: all runs at once and one run at a time differ at n_runs={n}")
-        rows.append(timing_row(entry.name, n, T, t_vec, t_loop))
+        row = timing_row(entry.name, n, T, t_vec, t_loop)
+        if isinstance(entry, BanditEntry) and entry.has_kernel():
+            entry.simulate(min(T, 16), n_runs=1, backend="compiled")  # compile (or load the cache) first
+            t_fast, fast = best_time(lambda: entry.simulate(T, n_runs=n, backend="compiled"), repeat)
+            if not all(close_arrays(vec[m], fast[m]) for m in vec.metrics):
+                raise AssertionError(f"{entry.name}: the compiled kernel and the numpy path differ at n_runs={n}")
+            row.update(
+                compiled_seconds=t_fast,
+                compiled_steps_per_second=T * n / t_fast,
+                kernel_speedup=t_vec / t_fast,
+            )
+        rows.append(row)
     return rows
