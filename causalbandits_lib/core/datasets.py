@@ -3,7 +3,8 @@
 The book never requires its data files. :func:`fetch` looks for each file of a data set
 
 1. in the folder named by ``CAUSALBANDITS_DATA_DIR`` (CI points it at ``../shared/data``), then
-2. in the checkout's own ``data/`` folder (where downloads go; ignored by git),
+2. in the checkout's own ``data/`` folder (where the two public data sets are committed, with
+   ``data/README.md``, and where downloads go),
 
 verifies its SHA-256 against :data:`REGISTRY`, and if a file is missing tries its public sources
 (unless ``CAUSALBANDITS_OFFLINE=1``), writing the download atomically after verifying it. When the

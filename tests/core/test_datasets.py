@@ -100,3 +100,16 @@ def test_stand_in_is_flagged_loudly():
 def test_shared_data_verifies(name):
     got = datasets.fetch(name, allow_download=False, search=[shared_data_dir()])
     assert got.provenance["stand_in"] is False
+
+
+@pytest.mark.parametrize("name", ["adult", "yeast"])
+def test_the_shipped_data_are_found_without_network_or_environment(name, monkeypatch):
+    """A fresh clone has the two public data sets in data/: found and verified with no
+    CAUSALBANDITS_DATA_DIR and downloads forbidden."""
+    from causalbandits_lib.core import paths
+
+    monkeypatch.delenv(datasets.DATA_DIR_ENV, raising=False)
+    monkeypatch.setenv(datasets.OFFLINE_ENV, "1")
+    found = datasets.fetch(name, allow_download=False)
+    for path in found.paths.values():
+        assert path.is_relative_to(paths.book_root() / "data")
