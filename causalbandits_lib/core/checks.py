@@ -58,6 +58,10 @@ __all__ = [
     "check_sublinear",
     "check_instances",
     "with_sensitivity",
+    "check_parts",
+    "check_mean_above",
+    "negate",
+    "check_bootstrap_increase",
     "check_all",
     "check_at_most",
     "check_at_least",
@@ -222,25 +226,30 @@ def check_paired_order(values: Mapping[str, np.ndarray], expected: Sequence[str]
     Each consecutive pair is judged on the paired differences across runs (replication ``i`` of
     every algorithm faces the same contexts and noise): the pair holds when the mean difference is
     positive by more than ``z`` standard errors, fails when it is negative by more than ``z``
-    standard errors, and is within noise otherwise (a difference the runs cannot resolve).
+    standard errors, and is within noise otherwise (a difference the runs cannot resolve). Two
+    values equal in every run fail a strict ordering (they are not noise); they still count as
+    indistinguishable for :func:`check_instances`.
 
     Returns
     -------
     Verdict: reproduced if every pair holds; not reproduced if every pair fails; partly otherwise.
     """
-    parts, noise, pairs = {}, 0, {}
+    parts, noise, ties, pairs = {}, 0, 0, {}
     for a, b in zip(expected, expected[1:]):
         diff = np.asarray(values[b], dtype=float) - np.asarray(values[a], dtype=float)
         mean = float(diff.mean())
         se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
         held = mean - z * se > 0
-        within = not held and mean + z * se >= 0
+        tie = bool(np.all(diff == 0))  # equal in every run: a strict ordering fails, not noise
+        within = not held and not tie and mean + z * se >= 0
         noise += within
+        ties += tie
         pairs[f"{b} - {a}"] = {"mean": mean, "se": se, "n": int(diff.size)}
-        parts[f"{a} < {b}: mean difference {mean:.4g} ± {se:.2g} (se){' (within noise)' if within else ''}"] = held
+        note = " (equal in every run)" if tie else " (within noise)" if within else ""
+        parts[f"{a} < {b}: mean difference {mean:.4g} ± {se:.2g} (se){note}"] = held
     rule = " < ".join(expected) + f", each pair by more than {z:g} standard errors of the paired differences"
     verdict = check_all(parts, rule)
-    details = {"paired_differences": pairs, "z": z, "indistinguishable": noise == len(pairs)}
+    details = {"paired_differences": pairs, "z": z, "indistinguishable": noise + ties == len(pairs)}
     if verdict.verdict == "not reproduced" and noise:
         return Verdict("partly", verdict.reason, rule, details)
     return Verdict(verdict.verdict, verdict.reason, verdict.criterion, details)
@@ -265,7 +274,7 @@ def _vacuous(ratio: float, informative_from: float | None | str) -> str:
     """The reason of a vacuous bound, with the horizon where it would bite when that is known."""
     text = f"vacuous at this scale (bound / trivial = {_g(ratio)})"
     if informative_from is None:
-        return text + "; no horizon makes it informative"
+        return text + "; no horizon within the search limit makes it informative"
     if informative_from == _UNKNOWN:
         return text
     return text + f"; it would become informative from T = {float(informative_from):.4g}"
@@ -307,10 +316,14 @@ def check_bound_curve(
     trivial: Sequence[float],
     what: str = "measured",
     informative_from: float | None | str = _UNKNOWN,
+    points: str = "horizons",
+    x: str = "t",
 ) -> Verdict:
     """:func:`check_bound` along a curve: the bound is tested at the horizons where it is below the
     trivial bound. None such → ``not testable here`` (vacuous, with the smallest ratio); otherwise
-    reproduced iff the measurement stays at or below the bound at every informative horizon."""
+    reproduced iff the measurement stays at or below the bound at every informative horizon.
+    ``points`` and ``x`` name the points and their coordinate in the reason ("cases", "case")
+    when they are not horizons ``t``."""
     t, m, b, tr = (np.asarray(x, dtype=float) for x in (t, measured, bound, trivial))
     if not (t.shape == m.shape == b.shape == tr.shape) or t.ndim != 1 or t.size == 0:
         raise ValueError("check_bound_curve: t, measured, bound and trivial must be 1-d arrays of one length")
@@ -323,20 +336,20 @@ def check_bound_curve(
         "bound_over_trivial": ratio.tolist(),
         "informative_horizons": int(informative.sum()),
     }
-    rule = f"{what} <= bound at every horizon where bound < trivial"
+    rule = f"{what} <= bound at every point of {points} where bound < trivial"
     if not informative.any():
         reason = _vacuous(float(ratio.min()), informative_from)
-        return Verdict("not testable here", reason + f" at all {t.size} horizons", rule, details)
+        return Verdict("not testable here", reason + f" at all {t.size} {points}", rule, details)
     over = informative & (m > b)
     span = f"bound / trivial {_g(ratio[informative].min())} to {_g(ratio[informative].max())}"
     if over.any():
         first = int(np.flatnonzero(over)[0])
         reason = (
-            f"{what} exceeds the bound at {int(over.sum())} of {int(informative.sum())} informative horizons "
-            f"(first t = {_g(t[first])}: {_g(m[first])} > {_g(b[first])}; {span})"
+            f"{what} exceeds the bound at {int(over.sum())} of {int(informative.sum())} informative {points} "
+            f"(first {x} = {_g(t[first])}: {_g(m[first])} > {_g(b[first])}; {span})"
         )
         return Verdict("not reproduced", reason, rule, details)
-    reason = f"{what} <= bound at all {int(informative.sum())} informative horizons ({span})"
+    reason = f"{what} <= bound at all {int(informative.sum())} informative {points} ({span})"
     if not informative.all():
         reason += f"; vacuous at the other {int((~informative).sum())}"
     return Verdict("reproduced", reason, rule, details)
@@ -422,6 +435,18 @@ def _slope(logt: np.ndarray, logy: np.ndarray) -> np.ndarray:
     return ((logy - logy.mean(axis=-1, keepdims=True)) @ tc) / float(tc @ tc)
 
 
+def _growth_exponents(t: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Growth exponents of cumulative curves (rows of ``means`` over horizons ``t``), from their
+    increments: the slope of ``log(ΔR/Δt)`` against the log of the intervals' geometric midpoints,
+    plus one. NaN for a row that does not increase over every interval."""
+    dt = np.diff(t)
+    rate = np.diff(means, axis=-1) / dt
+    grows = np.all(rate > 0, axis=-1)
+    mid = np.log(np.sqrt(t[1:] * t[:-1]))
+    out = 1.0 + _slope(mid, np.log(np.where(rate > 0, rate, 1.0)))
+    return np.where(grows, out, np.nan)
+
+
 def rate_interval(
     t: Sequence[float],
     curves: np.ndarray,
@@ -430,14 +455,29 @@ def rate_interval(
     n_boot: int = 2000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The log-log slope of the mean curve over runs, with a bootstrap interval over runs.
+    """The growth exponent of a cumulative curve, with a bootstrap interval over runs.
 
-    The slope is fitted to ``log mean_r curves[r, j]`` against ``log t_j`` over the horizons
+    A cumulative quantity ``R(t) ≈ c + C·t^a`` grows at the rate ``dR/dt ∝ t^(a-1)``, so ``a`` is
+    one plus the log-log slope of the increments ``ΔR/Δt`` between consecutive horizons (against
+    their geometric midpoints). Unlike the slope of ``log R`` itself, this does not depend on the
+    offset ``c`` that a burn-in leaves at any finite horizon: ``a·log t + b`` gives ``a = 0`` and
+    ``C·√t + c`` gives ``1/2`` whatever ``b`` and ``c`` are; a log factor ``t^a·log t`` adds
+    ``1/log t`` (about 0.1 at ``t = 10^4``). The fit uses the mean curve over runs at the horizons
     ``t_j >= fit_from · max(t)`` (the last part of the run, where a rate shows). The interval
     resamples runs with replacement (``n_boot`` times, from ``SeedSequence(seed)``, so the same
-    curves always give the same interval) and takes the central ``level`` quantiles.
+    curves always give the same interval) and takes the central ``level`` quantiles; a resample
+    whose mean curve does not increase everywhere has no exponent and is counted in
+    ``not_increasing``.
 
-    Returns a dict with ``slope``, ``low``, ``high``, ``n_runs``, ``horizons`` (the fitted ``t``).
+    Returns a dict with ``slope`` (the exponent of the mean curve), ``low``, ``high``, ``n_runs``,
+    ``horizons`` (the fitted ``t``), ``level_slope`` (the plain slope of ``log R``, for reference)
+    and ``not_increasing``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than 4 horizons in the window, or a mean curve that does not increase between two of
+        them (a rate is then not defined; say so in the claim instead).
     """
     t = np.asarray(t, dtype=float)
     y = np.asarray(curves, dtype=float)
@@ -445,31 +485,35 @@ def rate_interval(
         y = y[None, :]
     if y.ndim != 2 or y.shape[1] != t.size:
         raise ValueError(f"curves must have shape (n_runs, {t.size}), got {np.shape(curves)}")
+    if np.any(np.diff(t) <= 0) or np.any(t <= 0):
+        raise ValueError("the rate test needs positive, strictly increasing horizons")
     sel = t >= fit_from * t.max()
-    if sel.sum() < 3:
+    if sel.sum() < 4:
         raise ValueError(
-            f"the rate test needs at least 3 horizons in the last part of the run (t >= {fit_from:g}·max t), "
+            f"the rate test needs at least 4 horizons in the last part of the run (t >= {fit_from:g}·max t), "
             f"have {int(sel.sum())}"
         )
     t, y = t[sel], y[:, sel]
-    if np.any(t <= 0):
-        raise ValueError("the rate test needs positive horizons")
     mean = y.mean(axis=0)
-    if np.any(mean <= 0):
-        raise ValueError("the rate test needs a positive mean curve at every fitted horizon")
-    logt = np.log(t)
-    slope = float(_slope(logt, np.log(mean)))
+    slope = float(_growth_exponents(t, mean))
+    if not math.isfinite(slope):
+        j = int(np.flatnonzero(np.diff(mean) <= 0)[0])
+        raise ValueError(
+            f"the mean curve does not increase between t = {t[j]:g} and t = {t[j + 1]:g} "
+            f"({mean[j]:.4g} -> {mean[j + 1]:.4g}): no growth rate to test"
+        )
+    level_slope = float(_slope(np.log(t), np.log(mean))) if np.all(mean > 0) else float("nan")
     n = y.shape[0]
+    out = {"slope": slope, "n_runs": int(n), "horizons": t.tolist(), "level_slope": level_slope}
     if n < 2:
-        return {"slope": slope, "low": float("nan"), "high": float("nan"), "n_runs": 1, "horizons": t.tolist()}
+        return dict(out, low=float("nan"), high=float("nan"), not_increasing=0)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     idx = rng.integers(0, n, size=(n_boot, n))
-    means = y[idx].mean(axis=1)  # (n_boot, P)
-    ok = np.all(means > 0, axis=1)
-    slopes = _slope(logt, np.log(np.where(means > 0, means, 1.0)))[ok]
+    exps = _growth_exponents(t, y[idx].mean(axis=1))
+    finite = exps[np.isfinite(exps)]
     a = (1 - level) / 2
-    low, high = np.quantile(slopes, [a, 1 - a]) if slopes.size else (float("nan"), float("nan"))
-    return {"slope": slope, "low": float(low), "high": float(high), "n_runs": int(n), "horizons": t.tolist()}
+    low, high = np.quantile(finite, [a, 1 - a]) if finite.size else (float("nan"), float("nan"))
+    return dict(out, low=float(low), high=float(high), not_increasing=int(n_boot - finite.size))
 
 
 def check_rate(
@@ -482,9 +526,12 @@ def check_rate(
     level: float = 0.95,
     n_boot: int = 2000,
     seed: int = 0,
-    what: str = "slope of log R against log t",
+    what: str = "growth exponent (1 + log-log slope of the increments)",
 ) -> Verdict:
     """The one rate test: does a cumulative quantity grow like ``t^exponent`` (up to log factors)?
+
+    "Logarithmic" is ``exponent = 0``, "like √T" 0.5, "linear" 1; the exponent is measured from the
+    curve's increments (:func:`rate_interval`), so a burn-in offset does not bias it.
 
     The claimed region of slopes is ``[exponent - margin, exponent + margin]`` (``mode="equal"``:
     "grows like T^a") or ``(-inf, exponent + margin]`` (``mode="at_most"``: "grows at most like
@@ -495,7 +542,6 @@ def check_rate(
     """
     if mode not in ("equal", "at_most"):
         raise ValueError(f"mode={mode!r} is not one of ('equal', 'at_most')")
-    r = rate_interval(t, curves, fit_from=fit_from, level=level, n_boot=n_boot, seed=seed)
     hi_c = exponent + margin
     lo_c = exponent - margin if mode == "equal" else -math.inf
     region = f"[{_g(lo_c)}, {_g(hi_c)}]" if mode == "equal" else f"at most {_g(hi_c)}"
@@ -503,10 +549,16 @@ def check_rate(
         f"{level:.0%} bootstrap interval (over runs) of the {what}, fitted for t >= {fit_from:g}·T, "
         f"inside {region} (exponent {_g(exponent)}, margin {_g(margin)} for log factors)"
     )
+    try:
+        r = rate_interval(t, curves, fit_from=fit_from, level=level, n_boot=n_boot, seed=seed)
+    except ValueError as exc:
+        if "does not increase" not in str(exc):
+            raise
+        return Verdict("partly", f"inconclusive: {exc}", rule, {"exponent": exponent, "mode": mode, "margin": margin})
     details = dict(r, exponent=exponent, mode=mode, margin=margin)
     if r["n_runs"] < 2 or not math.isfinite(r["low"]):
-        return Verdict("partly", f"inconclusive: slope {_g(r['slope'])} from one run, no interval", rule, details)
-    iv = f"slope {_g(r['slope'])}, interval [{_g(r['low'])}, {_g(r['high'])}] over {r['n_runs']} runs"
+        return Verdict("partly", f"inconclusive: exponent {_g(r['slope'])} from one run, no interval", rule, details)
+    iv = f"growth exponent {_g(r['slope'])}, interval [{_g(r['low'])}, {_g(r['high'])}] over {r['n_runs']} runs"
     if lo_c <= r["low"] and r["high"] <= hi_c:
         return Verdict("reproduced", f"{iv}, inside {region}", rule, details)
     if r["low"] > hi_c or r["high"] < lo_c:
@@ -568,3 +620,81 @@ def with_sensitivity(main: Verdict, parameter: str, chosen: Any, alternatives: M
     moves = ", ".join(f"{k}: {v}" for k, v in by_value.items())
     reason = f"{main.reason}; depends on our choice of {parameter} ({moves})"
     return Verdict(main.verdict, reason, main.criterion, details)
+
+
+def check_parts(parts: Mapping[str, Verdict], criterion: str = "") -> Verdict:
+    """One claim made of several parts, each judged by its own check: reproduced when every part
+    is, not reproduced (or not testable here) when every part is, ``partly`` otherwise.
+    ``details["parts"]`` keeps each part's verdict, reason and details."""
+    if not parts:
+        raise ValueError("check_parts needs at least one part")
+    verdicts = {v.verdict for v in parts.values()}
+    verdict = verdicts.pop() if len(verdicts) == 1 and "partly" not in verdicts else "partly"
+    reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts.items())
+    details = {
+        "parts": {name: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for name, v in parts.items()},
+        "indistinguishable": all(v.indistinguishable for v in parts.values()),
+    }
+    return Verdict(verdict, reason, criterion or "every part must hold, each by its own check", details)
+
+
+def check_mean_above(samples: Sequence[float], limit: float, z: float = 2.0, what: str = "mean") -> Verdict:
+    """Reproduced iff the mean of ``samples`` is above ``limit`` by more than ``z`` standard errors;
+    not reproduced iff below it by more than ``z`` standard errors; ``partly`` (within noise,
+    indistinguishable) otherwise. The mirror of :func:`check_mean_below`."""
+    mean, se = mean_se(samples)
+    n = np.asarray(samples).size
+    rule = f"{what} - {z:g}·se > {_g(limit)} (reproduced) / {what} + {z:g}·se < limit (not reproduced)"
+    reason = f"{what} = {_g(mean)} ± {_g(se)} (se over {n} runs) vs {_g(limit)}"
+    details = {"mean": mean, "se": se, "n": int(n), "limit": float(limit)}
+    if mean - z * se > limit:
+        return Verdict("reproduced", reason, rule, details)
+    if mean + z * se < limit:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason + " (within noise)", rule, dict(details, indistinguishable=True))
+
+
+def negate(verdict: Verdict, statement: str) -> Verdict:
+    """The verdict of the negation of a checked statement ("does *not* grow at most like √T"):
+    reproduced and not reproduced swap; ``partly`` and ``not testable here`` stay."""
+    swap = {"reproduced": "not reproduced", "not reproduced": "reproduced"}
+    return Verdict(
+        swap.get(verdict.verdict, verdict.verdict),
+        f"{statement}: the test of its negation says {verdict.verdict} ({verdict.reason})",
+        f"the negation of: {verdict.criterion}",
+        verdict.details,
+    )
+
+
+def check_bootstrap_increase(
+    statistic: Callable[[np.ndarray], float],
+    low: np.ndarray,
+    high: np.ndarray,
+    what: str = "statistic",
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Verdict:
+    """Does a statistic of the runs (a standard deviation, a ratio of means) increase from setting
+    ``low`` to setting ``high``? Rows are runs, paired (replication ``i`` of both shares its random
+    numbers); runs are resampled jointly ``n_boot`` times (from ``SeedSequence(seed)``) and the
+    central ``level`` interval of ``statistic(high) - statistic(low)`` decides: above 0
+    reproduced, below 0 not reproduced, containing 0 ``partly`` (indistinguishable)."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    if low.shape[0] != high.shape[0] or low.shape[0] < 2:
+        raise ValueError("check_bootstrap_increase needs at least 2 paired runs in both settings")
+    n = low.shape[0]
+    diff = float(statistic(high) - statistic(low))
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    idx = rng.integers(0, n, size=(n_boot, n))
+    boots = np.array([statistic(high[i]) - statistic(low[i]) for i in idx])
+    a = (1 - level) / 2
+    lo, hi = (float(x) for x in np.quantile(boots, [a, 1 - a]))
+    rule = f"{level:.0%} bootstrap interval (runs resampled jointly) of the increase of the {what} above 0"
+    reason = f"increase of the {what} {_g(diff)}, interval [{_g(lo)}, {_g(hi)}] over {n} paired runs"
+    details = {"increase": diff, "low": lo, "high": hi, "n": int(n), "indistinguishable": bool(lo <= 0 <= hi)}
+    if lo > 0:
+        return Verdict("reproduced", reason, rule, details)
+    if hi < 0:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason + " (indistinguishable)", rule, details)

@@ -21,7 +21,7 @@ def test_vacuous_bound_is_not_testable_and_says_why():
     assert checks.check_bound(10.0, bound=100.0, trivial=4653.0).verdict == "reproduced"
     assert checks.check_bound(200.0, bound=100.0, trivial=4653.0).verdict == "not reproduced"
     never = checks.check_bound(1.0, 2.0, 1.0, informative_from=None)
-    assert "no horizon makes it informative" in never.reason
+    assert "no horizon within the search limit makes it informative" in never.reason
     later = checks.check_bound(1.0, 2.0, 1.0, informative_from=123456)
     assert "from T = 1.235e+05" in later.reason
     with pytest.raises(ValueError, match="positive"):
@@ -55,7 +55,8 @@ def test_identical_settings_are_indistinguishable():
     rng = np.random.default_rng(0)
     x = rng.normal(size=50)
     order = checks.check_paired_order({"a": x, "b": x.copy()}, ["a", "b"])
-    assert order.verdict == "partly" and order.indistinguishable
+    assert order.verdict == "not reproduced" and order.indistinguishable  # equal in every run: not "a < b"
+    assert "equal in every run" in order.reason
     assert order.details["paired_differences"]["b - a"] == {"mean": 0.0, "se": 0.0, "n": 50}
     same = checks.check_paired_close(x, x.copy())
     assert same.verdict == "reproduced" and same.indistinguishable
@@ -77,9 +78,12 @@ def test_close_to_paper_uses_standard_error_and_printed_precision():
 
 
 def _curves(fn, n_runs=20, noise=0.05, seed=1):
+    """Cumulative curves ``fn(t)`` with a per-run scale and small random increments of their own."""
     t = np.unique(np.logspace(2, 5, 25).astype(int)).astype(float)
     rng = np.random.default_rng(seed)
-    return t, fn(t)[None, :] * np.exp(noise * rng.normal(size=(n_runs, 1)) + 0.01 * rng.normal(size=(n_runs, t.size)))
+    steps = np.diff(fn(t), prepend=0.0)
+    jitter = np.cumsum(rng.exponential(0.01 * np.abs(steps), size=(n_runs, t.size)), axis=1)
+    return t, fn(t)[None, :] * np.exp(noise * rng.normal(size=(n_runs, 1))) + jitter
 
 
 @pytest.mark.parametrize("exponent", [0.5, 1.0])
@@ -94,24 +98,46 @@ def test_rate_test_recovers_known_exponents(exponent):
 
 def test_rate_test_on_logarithmic_growth():
     t, y = _curves(lambda t: 40 * np.log(t))
-    slope = checks.rate_interval(t, y)["slope"]
-    assert 0.05 < slope < 0.15  # d log log t / d log t = 1 / log t, about 0.1 here
+    r = checks.rate_interval(t, y)
+    assert abs(r["slope"]) < 0.03  # increments of a·log t fall like 1/t: exponent 0
+    assert 0.05 < r["level_slope"] < 0.15  # the plain log-log slope would read about 1/log t
+    assert checks.check_rate(t, y, 0.0).verdict == "reproduced"
     assert checks.check_sublinear(t, y).verdict == "reproduced"
     assert checks.check_rate(t, y, 0.5, mode="at_most").verdict == "reproduced"
     lin_t, lin = _curves(lambda t: 0.2 * t)
     assert checks.check_sublinear(lin_t, lin).verdict == "not reproduced"
 
 
+@pytest.mark.parametrize("exponent, offset", [(0.0, -250.0), (0.5, 400.0), (1.0, -3000.0)])
+def test_rate_test_is_not_biased_by_a_burn_in_offset(exponent, offset):
+    """a·g(t) + c: the exponent comes from the increments, so the offset c left by a burn-in does
+    not move it (the slope of log R would: 40 log t - 250 reads about 0.2 at t = 1e5)."""
+    g = (lambda t: 40 * np.log(t)) if exponent == 0 else (lambda t: 3 * t**exponent)
+    t, y = _curves(lambda t: g(t) + offset)
+    assert checks.rate_interval(t, y)["slope"] == pytest.approx(exponent, abs=0.03)
+    assert checks.check_rate(t, y, exponent).verdict == "reproduced"
+
+
+def test_rate_test_says_when_there_is_no_rate():
+    t = np.logspace(2, 4, 20)
+    falling = np.stack([1000 - 0.01 * t, 1000 - 0.02 * t])
+    v = checks.check_rate(t, falling, 0.5, mode="at_most")
+    assert v.verdict == "partly" and "does not increase" in v.reason
+    with pytest.raises(ValueError, match="does not increase"):
+        checks.rate_interval(t, falling)
+
+
 def test_rate_test_is_inconclusive_when_runs_cannot_tell():
     t = np.logspace(2, 5, 25)
-    y = np.stack([t**a for a in (0.3, 0.45, 0.6, 0.75)])  # runs that disagree about the rate
+    rng = np.random.default_rng(5)
+    y = np.stack([3 * t**0.6 * np.exp(0.5 * rng.normal()) + np.cumsum(rng.exponential(0.3 * t**0.1)) for _ in range(4)])
     v = checks.check_rate(t, y, 0.5, margin=0.1)
     assert v.verdict == "partly" and v.reason.startswith("inconclusive")
     assert v.details["low"] < 0.6 < v.details["high"]
     # the same curves always give the same interval
     assert checks.rate_interval(t, y) == checks.rate_interval(t, y)
-    with pytest.raises(ValueError, match="at least 3 horizons"):
-        checks.rate_interval(t[:2], y[:, :2])
+    with pytest.raises(ValueError, match="at least 4 horizons"):
+        checks.rate_interval(t[:3], y[:, :3])
 
 
 def test_instances_need_every_instance():
@@ -125,6 +151,30 @@ def test_instances_need_every_instance():
     assert checks.check_instances({"0": yes, "1": tie}).verdict == "reproduced"
     assert checks.check_instances({"0": no, "1": no}).verdict == "not reproduced"
     assert checks.check_instances({"0": tie}).verdict == "partly"
+
+
+def test_parts_negation_and_one_sided_means():
+    yes, no = checks.Verdict("reproduced", "a", "r"), checks.Verdict("not reproduced", "b", "r")
+    assert checks.check_parts({"x": yes, "y": yes}).verdict == "reproduced"
+    assert checks.check_parts({"x": no, "y": no}).verdict == "not reproduced"
+    both = checks.check_parts({"x": yes, "y": no})
+    assert both.verdict == "partly" and both.details["parts"]["y"]["verdict"] == "not reproduced"
+    assert checks.negate(yes, "not at most sqrt").verdict == "not reproduced"
+    assert checks.negate(checks.Verdict("partly", "c", "r"), "s").verdict == "partly"
+    assert checks.check_mean_above([3.0, 3.1, 2.9], 2.0).verdict == "reproduced"
+    assert checks.check_mean_above([1.0, 1.1, 0.9], 2.0).verdict == "not reproduced"
+    within = checks.check_mean_above([1.0, 3.0, 2.0, 2.5], 2.0)
+    assert within.verdict == "partly" and within.indistinguishable
+
+
+def test_bootstrap_increase_of_a_spread():
+    rng = np.random.default_rng(2)
+    base = rng.normal(size=(40, 3))
+    wider = checks.check_bootstrap_increase(lambda x: x.std(), base, 3 * base, "sd")
+    assert wider.verdict == "reproduced" and wider.details["low"] > 0
+    assert checks.check_bootstrap_increase(lambda x: x.std(), 3 * base, base, "sd").verdict == "not reproduced"
+    same = checks.check_bootstrap_increase(lambda x: x.std(), base, base + 0.0, "sd")
+    assert same.verdict == "partly" and same.indistinguishable
 
 
 def test_sensitivity_records_how_a_verdict_moves():
