@@ -8,7 +8,9 @@ the notebooks so their cells stay short.
 - :func:`audited_run`: one algorithm with the unfair-decision auditor riding along (the counts of
   unfair decisions are :func:`~causalbandits_lib.fucb.auditing.unfair_counts`);
 - :func:`offline_estimation_error`: how fast each decomposition learns the arm means from random
-  play (notebook 1).
+  play (notebook 1);
+- :func:`paired_comparisons`: several "lower than" claims between runs on common random numbers,
+  each judged on its paired differences (the claims of Figure 2b and Tables 1 and 2).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Mapping, Sequence
 import networkx as nx
 import numpy as np
 
+from ..core import checks
 from ..core.runner import SimulationResult, simulate
 from .algorithms import (
     BoundedDiscrepancy,
@@ -69,6 +72,7 @@ __all__ = [
     "make_policy",
     "audited_run",
     "offline_estimation_error",
+    "paired_comparisons",
     "tau_key",
     "markdown_table",
 ]
@@ -315,3 +319,39 @@ def offline_estimation_error(
             widths[i] = (weight * np.einsum("cak,rk->rca", dec.probs, rad)).sum(axis=(1, 2))
         out[name] = {"rmse": errs, "width": widths}
     return out
+
+
+def paired_comparisons(
+    values: Mapping[str, np.ndarray], pairs: Sequence[tuple[str, str]], z: float = 2.0
+) -> checks.Verdict:
+    """Several claims ``low < high`` about per-run values that share their random numbers (run ``i``
+    of every algorithm and threshold faces the same users and noise), each judged as
+    :func:`~causalbandits_lib.core.checks.check_paired_order` judges one pair: it holds when the mean
+    of ``high - low`` over runs exceeds ``z`` standard errors, and is within noise when it lies within
+    ``z`` of zero.
+
+    All pairs hold: reproduced; none: not reproduced, or partly when some are within noise (as
+    ``check_paired_order`` does); otherwise partly. ``details["paired_differences"]`` keeps each
+    pair's mean and standard error.
+    """
+    if not pairs:
+        raise ValueError("paired_comparisons needs at least one pair")
+    parts, diffs, noise = {}, {}, 0
+    for low, high in pairs:
+        one = checks.check_paired_order({low: values[low], high: values[high]}, [low, high], z=z)
+        d = one.details["paired_differences"][f"{high} - {low}"]
+        noise += one.indistinguishable
+        diffs[f"{high} - {low}"] = d
+        tag = " (within noise)" if one.indistinguishable else ""
+        parts[f"{low} < {high}: mean difference {d['mean']:.4g} ± {d['se']:.2g} (se){tag}"] = (
+            one.verdict == "reproduced"
+        )
+    rule = (
+        "; ".join(f"{lo} < {hi}" for lo, hi in pairs)
+        + f", each by more than {z:g} standard errors of the paired differences"
+    )
+    v = checks.check_all(parts, rule)
+    details = {"paired_differences": diffs, "z": z, "indistinguishable": noise == len(pairs)}
+    verdict = "partly" if v.verdict == "not reproduced" and noise else v.verdict
+    reason = "; ".join(parts) if verdict == "reproduced" else v.reason
+    return checks.Verdict(verdict, reason, rule, details)

@@ -19,6 +19,11 @@ violates; the smallest admissible value is ``α_r = 1 + (1 + α_c)/(τ − Δ_π
 confidence radius uses ``log(1/δ)`` with ``δ = δ_E/(4|W|T)``, where the statement writes
 ``log(1/δ_E)``. The corrected bound makes both repairs.
 
+Theorem 2's bounds against the trivial ones (ours, notebooks ``fucb/03`` and ``fucb/05``): without
+the theorem, ``μ_{a,s*}`` is still a mixture of the cell means an arm can reach, so it lies between
+their smallest and largest (:func:`arm_cell_range`); :func:`check_interval_bounds` tests the bounds only
+where they are narrower than that.
+
 Eq. 12's radius at its best (ours, notebook ``fucb/03``): with ``t`` observations spread over an
 arm's cells, ``Σ_k w_k sqrt(8 log(1/δ_t)/N_k)`` with ``δ_t = 1/t²`` is smallest when the counts are
 split in proportion to ``w_k^{2/3}``, where it equals ``sqrt(16 ln t / t) (Σ_k w_k^{2/3})^{3/2}``
@@ -29,6 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import checks
+
 __all__ = [
     "theorem1_bound",
     "theorem1_probability",
@@ -38,6 +45,8 @@ __all__ = [
     "theorem3_alpha_r",
     "theorem3_bound",
     "smallest_discrepancy_radius",
+    "arm_cell_range",
+    "check_interval_bounds",
     "VERSIONS",
 ]
 
@@ -156,3 +165,48 @@ def smallest_discrepancy_radius(weights, t) -> np.ndarray:
         Rounds (an array gives one value per round).
     """
     return np.sqrt(16 * np.log(t) / t) * ((weights ** (2 / 3)).sum(axis=-1) ** 1.5).min()
+
+
+def arm_cell_range(probs, cell_means) -> tuple[np.ndarray, np.ndarray]:
+    """The trivial bounds on any mixture of the cells an arm can reach: the smallest and largest
+    ``cell_means[k]`` over the cells ``k`` with ``probs[x, a, k] > 0`` for some context ``x``.
+
+    Parameters
+    ----------
+    probs : ndarray, shape (n_contexts, n_arms, n_cells)
+    cell_means : ndarray, shape (n_cells,) (NaN for a cell of probability zero, which no arm reaches)
+
+    Returns
+    -------
+    lower, upper : ndarray, shape (n_arms,)
+    """
+    probs = np.asarray(probs, dtype=float)
+    m = np.asarray(cell_means, dtype=float)
+    reach = (probs > 0).any(axis=0) & ~np.isnan(m)  # (n_arms, n_cells)
+    if not reach.any(axis=1).all():
+        raise ValueError("every arm must reach at least one cell of known mean")
+    return np.where(reach, m, np.inf).min(axis=1), np.where(reach, m, -np.inf).max(axis=1)
+
+
+def check_interval_bounds(
+    true, lower, upper, trivial_lower, trivial_upper, what: str = "true value", tol: float = 1e-12
+):
+    """Bounds ``lower <= true <= upper`` (arrays of one shape) tested where they say more than the
+    trivial ``[trivial_lower, trivial_upper]`` (broadcastable to that shape).
+
+    Each side is a bound of its own: the upper one on ``true − trivial_lower`` against the trivial
+    ``trivial_upper − trivial_lower``, the lower one on ``trivial_upper − true`` against the same, so
+    :func:`~causalbandits_lib.core.checks.check_bound_curve` tests it only in the cases (numbered
+    0, 1, ... in place of horizons, upper sides first) where it is narrower than the trivial range,
+    and says ``not testable here`` (vacuous) when none is. ``tol`` absorbs rounding.
+    """
+    shape = np.shape(true)
+    true, lo, hi = (np.broadcast_to(np.asarray(x, dtype=float), shape).ravel() for x in (true, lower, upper))
+    tlo, thi = (np.broadcast_to(np.asarray(x, dtype=float), shape).ravel() for x in (trivial_lower, trivial_upper))
+    span = np.maximum(thi - tlo, tol)
+    measured = np.concatenate([true - tlo - tol, thi - true - tol])
+    bound = np.concatenate([hi - tlo, thi - lo])
+    # a side as wide as the trivial range (to rounding) is vacuous
+    bound = np.where(np.abs(bound - np.concatenate([span, span])) <= tol, np.concatenate([span, span]), bound)
+    cases = np.arange(measured.size, dtype=float)
+    return checks.check_bound_curve(cases, measured, bound, np.concatenate([span, span]), what)

@@ -14,6 +14,7 @@ from causalbandits_lib.fucb.experiments import (
     make_policy,
     markdown_table,
     offline_estimation_error,
+    paired_comparisons,
     tau_key,
 )
 from causalbandits_lib.fucb.instances.adult_video import synthetic_adult_users
@@ -72,3 +73,20 @@ def test_table_helpers():
     assert (
         markdown_table(["a", "b"], [[1.25, "x"], [1234.0, 2]]) == "| a | b |\n|---|---|\n| 1.2 | x |\n| 1,234.0 | 2 |"
     )
+
+
+def test_paired_comparisons_judge_each_pair_on_its_differences():
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=20)
+    vals = {"a": base, "b": base + 1.0 + 0.01 * rng.normal(size=20), "c": base.copy(), "d": base - 1.0}
+    ok = paired_comparisons(vals, [("a", "b"), ("d", "a")])
+    assert ok.verdict == "reproduced" and "a < b" in ok.reason
+    assert ok.details["paired_differences"]["b - a"]["mean"] == pytest.approx(1.0, abs=0.01)
+    # a pair the runs cannot tell apart is within noise, never counted as holding
+    tie = paired_comparisons(vals, [("a", "c")])
+    assert tie.verdict == "partly" and tie.indistinguishable
+    mixed = paired_comparisons(vals, [("a", "b"), ("b", "a")])
+    assert mixed.verdict == "partly" and not mixed.indistinguishable
+    assert paired_comparisons(vals, [("b", "a"), ("a", "d")]).verdict == "not reproduced"
+    with pytest.raises(ValueError, match="at least one pair"):
+        paired_comparisons(vals, [])

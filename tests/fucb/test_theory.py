@@ -71,3 +71,30 @@ def test_smallest_discrepancy_radius_is_the_best_allocation():
             assert radius(row, t * rng.dirichlet(np.ones(5))) >= got - 1e-12
     half = theory.smallest_discrepancy_radius(np.array([[0.5, 0.5]]), np.array([10.0, t]))
     np.testing.assert_allclose(half, np.sqrt(16 * np.log([10.0, t]) / [10.0, t]) * np.sqrt(2), rtol=1e-14)
+
+
+def test_arm_cell_range_uses_the_cells_an_arm_reaches():
+    probs = np.zeros((2, 2, 3))
+    probs[0, 0, :2] = 0.5
+    probs[1, 0, 0] = 1.0  # arm 0 reaches cells 0 and 1
+    probs[:, 1, 2] = 1.0  # arm 1 reaches cell 2 only
+    lo, hi = theory.arm_cell_range(probs, np.array([0.2, 0.7, 0.4]))
+    assert lo.tolist() == [0.2, 0.4] and hi.tolist() == [0.7, 0.4]
+    with pytest.raises(ValueError, match="at least one cell"):
+        theory.arm_cell_range(probs, np.array([0.2, 0.7, np.nan]))
+
+
+def test_interval_bounds_are_tested_only_where_narrower_than_trivial():
+    true = np.array([0.3, 0.5])
+    # bounds equal to the trivial range: vacuous, whatever the true values
+    vac = theory.check_interval_bounds(true, [0.0, 0.0], [1.0, 1.0], 0.0, 1.0)
+    assert vac.verdict == "not testable here" and "vacuous" in vac.reason
+    # narrow bounds that contain the truth, and ones that miss it
+    assert theory.check_interval_bounds(true, [0.2, 0.4], [0.4, 0.6], 0.0, 1.0).verdict == "reproduced"
+    miss = theory.check_interval_bounds(true, [0.2, 0.55], [0.4, 0.6], 0.0, 1.0)
+    assert miss.verdict == "not reproduced" and "1 of 4 informative" in miss.reason
+    # trivial bounds per arm broadcast over the other axes
+    grid = np.full((2, 3), 0.5)
+    assert theory.check_interval_bounds(grid, grid - 0.1, grid + 0.1, np.zeros(3), np.ones(3)).verdict == "reproduced"
+    # rounding at the edge of a bound does not count as a violation
+    assert theory.check_interval_bounds(true, true + 1e-15, true + 1e-15, 0.0, 1.0).verdict == "reproduced"
