@@ -5,15 +5,25 @@
   (notebooks ``bestfair/04`` and ``bestfair/05``); :func:`error_rates`, the per-run errors of the
   same;
 - :func:`draw_counts`: cell counts of a fixed allocation for many independent replicates (the
-  Monte Carlo check of the estimators, notebook ``bestfair/01``).
+  Monte Carlo check of the estimators, notebook ``bestfair/01``);
+- the checks behind the chapter's claims on per-run errors (:mod:`causalbandits_lib.core.checks`
+  applied to this chapter's measurements): :func:`check_lower` (a paired ordering, optionally by a
+  stated margin), :func:`check_falls` (error at the largest budget below that at the smallest),
+  :func:`check_mean_at_least` and :func:`combine_parts` (one claim made of several checks).
+
+Runs of different algorithms (and budgets) draw from their own streams (``seed``, algorithm,
+``T``), so run ``i`` of two algorithms is paired by index only: the paired differences are then
+differences of independent runs and their standard error is that of two independent means.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..core import checks
+from ..core.checks import Verdict
 from ..core.parallel import map_tasks
 from ..core.streams import RunStreams
 from .algorithms import ALGORITHMS, AlgorithmConfig, IdentificationResult, identify
@@ -21,7 +31,15 @@ from .allocation import AllocationLP
 from .estimators import WeightedEstimator
 from .model import FairArmsProblem
 
-__all__ = ["budget_curves", "error_rates", "draw_counts"]
+__all__ = [
+    "budget_curves",
+    "error_rates",
+    "draw_counts",
+    "check_lower",
+    "check_falls",
+    "check_mean_at_least",
+    "combine_parts",
+]
 
 
 def draw_counts(
@@ -124,3 +142,86 @@ def budget_curves(
     for task, outcome in zip(tasks, outcomes):
         out[task["algorithm"]].append(outcome.result)
     return out
+
+
+# -- the checks behind the claims ----------------------------------------------------------------
+
+
+def check_lower(
+    low: np.ndarray, high: np.ndarray, names: tuple[str, str], margin: float = 0.0, z: float = 2.0
+) -> Verdict:
+    """``names[0]`` is lower than ``names[1]`` (by more than ``margin``), judged on the paired
+    per-run values: :func:`~causalbandits_lib.core.checks.check_paired_order` on ``low + margin``
+    and ``high`` (reproduced when ``mean(high - low) - margin`` exceeds ``z`` standard errors, not
+    reproduced when it is below ``-z`` standard errors, ``partly`` (indistinguishable) between)."""
+    a, b = names
+    if margin:
+        a = f"({a} + {margin:g})"
+    low = np.asarray(low, dtype=float) + float(margin)
+    v = checks.check_paired_order({a: low, b: np.asarray(high, dtype=float)}, [a, b], z=z)
+    d = v.details["paired_differences"][f"{b} - {a}"]
+    reason = f"{b} - {a}: mean paired difference {d['mean']:.4g} ± {d['se']:.2g} (se over {d['n']} runs)"
+    if v.indistinguishable:
+        reason += " (within noise)"
+    return Verdict(v.verdict, reason, v.criterion, v.details)
+
+
+def check_falls(first: np.ndarray, last: np.ndarray, z: float = 2.0) -> Verdict:
+    """The per-run error at the largest budget (``last``) is below that at the smallest (``first``),
+    paired by run: :func:`check_lower`. Zero error in every run at both budgets leaves nothing to
+    fall and counts as holding (the rule stated with the claims before the paired test)."""
+    first, last = np.asarray(first, dtype=float), np.asarray(last, dtype=float)
+    if not first.any() and not last.any():
+        rule = "error at T_max < error at T_min by more than 2 standard errors of the paired differences"
+        return Verdict("reproduced", f"error 0 in all {first.size} runs at both budgets: nothing to fall", rule)
+    return check_lower(last, first, ("T_max", "T_min"), z=z)
+
+
+def check_mean_at_least(samples: np.ndarray, limit: float, what: str = "mean", z: float = 2.0) -> Verdict:
+    """Reproduced iff the mean of ``samples`` is above ``limit`` by more than ``z`` standard errors,
+    not reproduced iff below it by more than ``z`` standard errors, ``partly`` between (the mirror of
+    :func:`~causalbandits_lib.core.checks.check_mean_below`)."""
+    mean, se = checks.mean_se(samples)
+    n = np.asarray(samples).size
+    rule = f"{what} - {z:g}·se > {limit:.4g} (reproduced) / {what} + {z:g}·se < limit (not reproduced)"
+    reason = f"{what} = {mean:.4g} ± {se:.2g} (se over {n} runs) vs {limit:.4g}"
+    details = {"mean": mean, "se": se, "n": int(n), "limit": float(limit)}
+    if mean - z * se > limit:
+        return Verdict("reproduced", reason, rule, details)
+    if mean + z * se < limit:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason + " (within noise)", rule, details)
+
+
+def combine_parts(parts: Mapping[str, Verdict], criterion: str, ties_hold: bool = False) -> Verdict:
+    """One claim made of several parts, each judged by its own check.
+
+    Reproduced when every part is; not reproduced when every part is; ``not testable here`` when
+    every part is; ``partly`` otherwise. With ``ties_hold`` (a claim that allows equality, "at or
+    below"), a part whose compared values are indistinguishable counts as holding, provided at
+    least one part holds outright (all tied: ``partly``, the runs cannot tell). The reason names
+    the parts that do not hold (every part when there are at most four); ``details["parts"]`` keeps
+    each part's verdict, reason and numbers.
+    """
+    if not parts:
+        raise ValueError("combine_parts needs at least one part")
+    held = [k for k, v in parts.items() if v.verdict == "reproduced"]
+    tied = [k for k, v in parts.items() if k not in held and ties_hold and v.indistinguishable]
+    failed = [k for k in parts if k not in held and k not in tied]
+    n = len(parts)
+    details = {
+        "parts": {k: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for k, v in parts.items()},
+        "indistinguishable": all(v.indistinguishable for v in parts.values()),
+    }
+    shown = list(parts) if n <= 4 else failed
+    reason = f"{len(held)} of {n} parts hold" + (f" ({len(tied)} more indistinguishable)" if tied else "")
+    if shown:
+        reason += "; " + "; ".join(f"{k}: {parts[k].reason}" for k in shown)
+    verdicts = {v.verdict for v in parts.values()}
+    if verdicts == {"not testable here"}:
+        return Verdict("not testable here", reason, criterion, details)
+    if not failed and held:
+        return Verdict("reproduced", reason, criterion, details)
+    if len(verdicts) == 1 and verdicts == {"not reproduced"}:
+        return Verdict("not reproduced", reason, criterion, details)
+    return Verdict("partly", reason, criterion, details)

@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import Verdict, check_bound_curve, informative_horizon
 from .algorithms import AlgorithmConfig
 from .allocation import ALL_BLOCKS, AllocationLP, harmonic, n_phases
+from .estimators import clip_multiplier
 from .model import FORCED_S, FORCED_S_PRIME, NATURAL, FairArmsProblem
 
 __all__ = [
@@ -25,6 +27,10 @@ __all__ = [
     "theorem2_bound",
     "outcome_clip_quantile",
     "fairness_clip_quantile",
+    "theorem1_informative_horizon",
+    "theorem2_informative_horizon",
+    "lemma4_table",
+    "check_lemma4",
 ]
 
 
@@ -182,3 +188,89 @@ def fairness_clip_quantile(problem: FairArmsProblem, i: int, j: int, eps: float,
     values = np.concatenate([w, w])
     keep = p > 0
     return _upper_quantile(np.concatenate([[0.0], values[keep]]), np.concatenate([[0.0], p[keep]]), eps / 2)
+
+
+def theorem1_informative_horizon(
+    problem: FairArmsProblem,
+    tolerance: float,
+    t_start: int,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+) -> int | None:
+    """The smallest budget ``T >= t_start`` at which Theorem 1's bound falls below 1 (the trivial
+    bound of a probability), with ``H̄`` re-evaluated at every ``T`` (``B = 1/√T``); None up to
+    ``10^12`` (:func:`~causalbandits_lib.core.checks.informative_horizon`)."""
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    return informative_horizon(
+        lambda T: theorem1_bound(problem, tolerance, T, config, lp)["log10_bound"], lambda T: 0.0, t_start=t_start
+    )
+
+
+def theorem2_informative_horizon(
+    problem: FairArmsProblem,
+    tolerance: float,
+    t_start: int,
+    config: AlgorithmConfig | None = None,
+    lp: AllocationLP | None = None,
+) -> int | None:
+    """The smallest budget ``T >= t_start`` at which Theorem 2's lower bound on the probability of
+    declaring "no fair arm" is above 0, i.e. its bound ``1 - lower`` on the probability of not
+    declaring it is below the trivial 1; None up to ``10^12``."""
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    return informative_horizon(
+        lambda T: -theorem2_bound(problem, tolerance, T, config, lp)["lower_bound"], lambda T: 0.0, t_start=t_start
+    )
+
+
+def lemma4_table(problem: FairArmsProblem, phases: Any, columns: Any, log_base: float = 2.0) -> dict[str, np.ndarray]:
+    """Lemma 4 case by case: for every phase ``l`` in ``phases``, every arm ``i``, every ``j`` in
+    ``columns`` and the three weights (outcome ``η_ij`` against ``M_ij``, fairness ``γ_ij`` against
+    ``D_ij`` and ``D^{s',s}_ij``), the exact quantile at ``ε = 2^{-(l-1)}``, the clip level
+    ``2 log(2/ε)·div`` that Lemma 4 says dominates it, and the trivial bound on the quantile: the
+    largest weight with positive probability under arm ``i`` (a clip level at or above it drops
+    nothing, and the lemma then holds whatever the quantile).
+
+    Returns
+    -------
+    dict of 1-d arrays ``phase``, ``quantile``, ``clip``, ``trivial`` (one entry per case).
+    """
+    rows = []
+    for phase in phases:
+        eps = 2.0 ** -(int(phase) - 1)
+        mult = clip_multiplier(int(phase), log_base)
+        for i in range(problem.n_arms):
+            p_nat = problem.cell_probs[NATURAL, i] > 0
+            p_forced = (problem.cell_probs[FORCED_S, i] > 0) | (problem.cell_probs[FORCED_S_PRIME, i] > 0)
+            for j in columns:
+                r = problem.ratios[i, j]
+                rows.append((phase, outcome_clip_quantile(problem, i, j, eps), mult * problem.M[i, j], r[p_nat].max()))
+                fair = ((False, problem.D, problem.rho), (True, problem.D_reverse, problem.rho_reverse))
+                for reverse, div, rho in fair:
+                    w = np.abs(r * (rho - 1.0))
+                    q = fairness_clip_quantile(problem, i, j, eps, reverse)
+                    rows.append((phase, q, mult * div[i, j], w[p_forced].max()))
+    a = np.array(rows, dtype=float)
+    return {"phase": a[:, 0], "quantile": a[:, 1], "clip": a[:, 2], "trivial": a[:, 3]}
+
+
+def check_lemma4(table: dict[str, np.ndarray]) -> Verdict:
+    """Lemma 4 tested case by case where it is informative: ``quantile <= clip`` wherever the clip
+    level is below the trivial bound (:func:`~causalbandits_lib.core.checks.check_bound_curve`, the
+    cases in place of horizons, each labelled by its phase). The details keep the counts of cases
+    (all and informative) per phase, not the thousands of per-case ratios."""
+    v = check_bound_curve(
+        table["phase"], table["quantile"], table["clip"], table["trivial"], what="clip quantile (t = phase l)"
+    )
+    informative = table["clip"] < table["trivial"]
+    phases = np.unique(table["phase"])
+    details = {
+        "cases": int(informative.size),
+        "informative_cases": int(informative.sum()),
+        "informative_by_phase": {str(int(p)): int(informative[table["phase"] == p].sum()) for p in phases},
+        "cases_by_phase": {str(int(p)): int((table["phase"] == p).sum()) for p in phases},
+        "min_slack_informative": float((table["clip"] - table["quantile"])[informative].min())
+        if informative.any()
+        else None,
+    }
+    reason = v.reason.replace("horizons", "cases")
+    return Verdict(v.verdict, reason, v.criterion.replace("horizon", "case"), details)

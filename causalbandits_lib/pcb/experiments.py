@@ -8,7 +8,12 @@
   :func:`table1_world` for the world the printed Table 1 describes;
 - :func:`ucb_comparison`: UCB against UCB-PCB on the non-contextual bandit, with
   :func:`arm_bounds` (the per-context bounds averaged over ``P(c)``) and
-  :func:`eliminated_arm_pulls` (Lemma 9's count).
+  :func:`eliminated_arm_pulls` (Lemma 9's count);
+- the checks behind the notebook's claims: :func:`check_lower` (a paired ordering of two
+  algorithms' per-run final regrets; the algorithms share contexts and rewards run by run),
+  :func:`all_lower` (one algorithm below several) and :func:`combine_parts` (one claim made of
+  several checks); :func:`regret_bound_verdict` (a regret bound tested only at the horizons where
+  it is below the trivial ``Δmax·t``).
 
 Every run ``i`` uses the prior information of offline data set ``i`` (the priors carry a leading
 axis over global run indices), so a run gets the same numbers alone or among others.
@@ -20,6 +25,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..core import checks
+from ..core.checks import Verdict
 from ..core.environments import BernoulliBandit, ContextualBernoulliBandit
 from ..core.protocols import Environment, Policy
 from ..core.runner import SimulationResult, simulate
@@ -37,6 +44,10 @@ __all__ = [
     "arm_bounds",
     "ucb_comparison",
     "eliminated_arm_pulls",
+    "check_lower",
+    "all_lower",
+    "combine_parts",
+    "regret_bound_verdict",
 ]
 
 
@@ -197,4 +208,79 @@ def eliminated_arm_pulls(regret: np.ndarray, arm_means: np.ndarray, upper: np.nd
     eliminated = upper < arm_means.max()  # (run, arm)
     return np.array(
         [sum(np.sum(regret[r] == gaps[a]) for a in np.flatnonzero(eliminated[r])) for r in range(len(regret))]
+    )
+
+
+# -- the checks behind the claims ----------------------------------------------------------------
+
+
+def check_lower(low: np.ndarray, high: np.ndarray, names: tuple[str, str], z: float = 2.0) -> Verdict:
+    """``names[0]`` has lower per-run values than ``names[1]``, on the paired differences over runs:
+    :func:`~causalbandits_lib.core.checks.check_paired_order` (reproduced when ``mean(high - low)``
+    exceeds ``z`` standard errors, not reproduced below ``-z``, ``partly`` (indistinguishable)
+    between), with the mean and standard error of the difference in the reason."""
+    a, b = names
+    v = checks.check_paired_order({a: np.asarray(low, float), b: np.asarray(high, float)}, [a, b], z=z)
+    d = v.details["paired_differences"][f"{b} - {a}"]
+    reason = f"{b} - {a}: mean paired difference {d['mean']:.4g} ± {d['se']:.2g} (se over {d['n']} runs)"
+    if v.indistinguishable:
+        reason += " (within noise)"
+    return Verdict(v.verdict, reason, v.criterion, v.details)
+
+
+def combine_parts(parts: Mapping[str, Verdict], criterion: str) -> Verdict:
+    """One claim made of several parts, each judged by its own check: reproduced when every part is,
+    not reproduced when every part is, ``not testable here`` when every part is, ``partly``
+    otherwise (a part the runs cannot resolve makes the claim ``partly``). The reason gives every
+    part (the ones that fail when there are more than four); ``details["parts"]`` keeps each part's
+    verdict, reason and numbers."""
+    if not parts:
+        raise ValueError("combine_parts needs at least one part")
+    held = [k for k, v in parts.items() if v.verdict == "reproduced"]
+    failed = [k for k in parts if k not in held]
+    shown = list(parts) if len(parts) <= 4 else failed
+    reason = f"{len(held)} of {len(parts)} parts hold"
+    if shown:
+        reason += "; " + "; ".join(f"{k}: {parts[k].reason}" for k in shown)
+    details = {
+        "parts": {k: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for k, v in parts.items()},
+        "indistinguishable": all(v.indistinguishable for v in parts.values()),
+    }
+    verdicts = {v.verdict for v in parts.values()}
+    if len(verdicts) == 1:
+        return Verdict(verdicts.pop(), reason, criterion, details)
+    return Verdict("partly", reason, criterion, details)
+
+
+def all_lower(best: str, others: Sequence[str], final: Mapping[str, np.ndarray]) -> Verdict:
+    """``best``'s per-run final regret below each of ``others``', each pair by :func:`check_lower`."""
+    return combine_parts(
+        {f"{best} < {o}": check_lower(final[best], final[o], (best, o)) for o in others},
+        f"{best} < each of {', '.join(others)} by more than 2 standard errors of the paired differences",
+    )
+
+
+def regret_bound_verdict(
+    curves: np.ndarray,
+    bound: Callable[[np.ndarray], np.ndarray],
+    gap_max: float,
+    what: str,
+    n_horizons: int = 30,
+) -> Verdict:
+    """A cumulative-regret bound against the mean measured regret, tested only where it is below
+    the trivial bound ``Δmax·t``: :func:`~causalbandits_lib.core.checks.check_bound_curve` at
+    ``n_horizons`` log-spaced rounds, with the smallest horizon from which the bound would be
+    informative (:func:`~causalbandits_lib.core.checks.informative_horizon`, None up to 10^12).
+
+    ``curves`` are per-run cumulative regrets, shape ``(n_runs, T)``; ``bound`` maps horizons to
+    the bound."""
+    curves = np.asarray(curves, dtype=float)
+    T = curves.shape[1]
+    t = np.unique(np.geomspace(1, T, n_horizons).astype(int))
+    mean = curves[:, t - 1].mean(axis=0)
+    informative_from = checks.informative_horizon(
+        lambda h: float(np.asarray(bound(np.array([h], dtype=float)))[0]), lambda h: gap_max * h
+    )
+    return checks.check_bound_curve(
+        t, mean, np.asarray(bound(t.astype(float)), float), gap_max * t, what, informative_from=informative_from
     )

@@ -35,3 +35,30 @@ def test_theorem_bounds_are_computable(loose):
 def test_theorem1_needs_a_fair_arm():
     with pytest.raises(ValueError, match="Theorem 1 needs a best fair arm"):
         theorem1_constants(unfair_problem(), 0.1, 1.0)
+
+
+def test_informative_horizons_and_lemma4_cases(loose):
+    from causalbandits_lib.bestfair.theory import (
+        check_lemma4,
+        lemma4_table,
+        theorem1_informative_horizon,
+        theorem2_informative_horizon,
+    )
+
+    prob, tol = loose.problem, loose.setting.tolerance
+    # Theorem 1's constant H̄ is ~1e9 on the synthetic instances: the bound never bites up to 1e12
+    assert theorem1_informative_horizon(prob, tol, 5000) is None
+    # on the small unfair problem Theorem 2's lower bound becomes positive at a finite budget
+    cfg = AlgorithmConfig(budget=1.0)
+    T2 = theorem2_informative_horizon(unfair_problem(), 0.1, 100, config=cfg)
+    assert T2 is not None
+    assert theorem2_bound(unfair_problem(), 0.1, T2, config=cfg)["lower_bound"] > 0
+    assert theorem2_bound(unfair_problem(), 0.1, T2 - 1, config=cfg)["lower_bound"] <= 0
+    tab = lemma4_table(prob, (1, 3), range(0, prob.n_arms, 10))
+    assert set(tab) == {"phase", "quantile", "clip", "trivial"} and tab["phase"].size == 2 * prob.n_arms * 3 * 3
+    assert np.all(tab["quantile"] <= tab["trivial"] + 1e-12)  # a quantile never exceeds the largest weight
+    v = check_lemma4(tab)
+    assert v.verdict in ("reproduced", "not testable here")
+    # a clip level below the quantile where it is informative fails
+    bad = dict(tab, clip=np.minimum(tab["clip"], 0.5 * tab["quantile"]))
+    assert check_lemma4(bad).verdict == "not reproduced"

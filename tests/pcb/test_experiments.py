@@ -104,3 +104,27 @@ def test_eliminated_arm_pulls_by_hand():
     regret = np.array([[0.0, 0.1, 0.3, 0.3], [0.3, 0.3, 0.1, 0.0]])
     upper = np.array([[0.6, 0.45, 0.3], [0.6, 0.6, 0.6]])  # run 0: arm 2 eliminated; run 1: none
     np.testing.assert_array_equal(X.eliminated_arm_pulls(regret, means, upper), [2, 0])
+
+
+def test_claim_checks_pair_runs_and_test_bounds_only_where_informative():
+    from causalbandits_lib.pcb.experiments import all_lower, check_lower, combine_parts, regret_bound_verdict
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(100.0, 20.0, size=50)
+    final = {"a": base - 10 + rng.normal(0, 1, 50), "b": base, "c": base + rng.normal(0, 1, 50)}
+    assert check_lower(final["a"], final["b"], ("a", "b")).verdict == "reproduced"
+    assert check_lower(final["b"], final["a"], ("b", "a")).verdict == "not reproduced"
+    tie = check_lower(final["b"], final["b"].copy(), ("b", "b2"))
+    assert tie.verdict == "partly" and tie.indistinguishable and "within noise" in tie.reason
+    assert all_lower("a", ["b", "c"], final).verdict == "reproduced"
+    assert all_lower("c", ["a", "b"], final).verdict in ("not reproduced", "partly")
+    assert combine_parts({"x": tie, "y": check_lower(final["a"], final["b"], ("a", "b"))}, "r").verdict == "partly"
+    # a regret bound: vacuous (above Δmax·t everywhere) -> not testable, with the horizon where it bites
+    t = np.arange(1, 1001)
+    curves = np.tile(0.05 * t, (4, 1))
+    vac = regret_bound_verdict(curves, lambda h: 50.0 * np.sqrt(h), 0.2, "regret")
+    assert vac.verdict == "not testable here" and "T = 6.25e+04" in vac.reason
+    ok = regret_bound_verdict(curves, lambda h: 0.1 * h, 0.2, "regret")
+    assert ok.verdict == "reproduced"
+    bad = regret_bound_verdict(curves, lambda h: 0.01 * h, 0.2, "regret")
+    assert bad.verdict == "not reproduced"
