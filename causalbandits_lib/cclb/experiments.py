@@ -22,10 +22,12 @@ Two violation metrics are reported (ambiguity A3 of the notes):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..core import checks
+from ..core.checks import Verdict
 from ..core.recorders import RecorderBase
 from ..core.runner import SimulationResult, simulate
 from .algorithms import CCLB, GLMUCB, OFULogPlus
@@ -50,6 +52,11 @@ __all__ = [
     "second_half_slope",
     "compare_optimistic_steps",
     "prefix_equals_independent",
+    "rate_horizons",
+    "rate_test",
+    "check_levels_off",
+    "check_mean_above",
+    "combine",
 ]
 
 LABELS = {"glm_ucb": "GLM-UCB", "ofulog_plus": "OFULog+", "cclb": "CCLB", "eps_cclb": "ε-CCLB"}
@@ -399,3 +406,93 @@ def prefix_equals_independent(generator: RoundGenerator, T_short: int, T_long: i
     short = simulate(FairLogisticBandit(generator), OFULogPlus(), T_short, seed, n_runs=reps, metrics=("action",))
     long = simulate(FairLogisticBandit(generator), OFULogPlus(), T_long, seed, n_runs=reps, metrics=("action",))
     return bool(np.array_equal(short["action"], long["action"][:, :T_short]))
+
+
+# -- the claims' checks (the standard of evidence of core.checks applied to this chapter's runs) ----
+
+
+def rate_horizons(T: int, n: int = 25) -> np.ndarray:
+    """The log-spaced horizons of the rate test: ``n`` points from ``T/10`` to ``T`` (distinct integers)."""
+    return np.unique(np.geomspace(max(1, T // 10), T, n).astype(int))
+
+
+def rate_test(cumulative: np.ndarray, check: Callable[..., Verdict] = checks.check_rate, **kw) -> Verdict:
+    """The one rate test on per-run cumulative curves ``(n_runs, T)`` read at :func:`rate_horizons`.
+
+    ``check`` is :func:`~causalbandits_lib.core.checks.check_rate` (with ``exponent``, ``mode``,
+    ``margin``) or :func:`~causalbandits_lib.core.checks.check_sublinear`. When the mean curve is not
+    positive at every fitted horizon its log-log slope is undefined: the verdict is ``partly`` with
+    the reason "inconclusive" (the curve is at or below zero there), not an error.
+    """
+    y = np.asarray(cumulative, dtype=float)
+    t = rate_horizons(y.shape[1])
+    curves = y[:, t - 1]
+    fitted = t >= 0.1 * t.max()
+    mean = curves[:, fitted].mean(axis=0)
+    if np.any(mean <= 0):
+        bad = int(np.sum(mean <= 0))
+        return Verdict(
+            "partly",
+            f"inconclusive: the mean curve is at or below 0 at {bad} of the {int(fitted.sum())} fitted horizons "
+            f"(smallest {mean.min():.4g}), so its log-log slope is undefined",
+            "the one rate test (core.checks.check_rate) needs a positive mean curve over t >= T/10",
+            {"t": t.tolist(), "mean": curves.mean(axis=0).tolist()},
+        )
+    return check(t, curves, **kw)
+
+
+def check_levels_off(cumulative: np.ndarray, margin: float = 0.1) -> Verdict:
+    """Whether "V(t) stops growing", for per-run curves of ``V(t) = [sum_s v_s]_+`` ``(n_runs, T)``.
+
+    When ``V(T) = 0`` in every run the curve has come back to zero (no growth; a log-log slope is
+    undefined there): reproduced. Otherwise the one rate test with exponent 0, ``mode="at_most"``
+    (slopes up to ``margin`` for log factors).
+    """
+    y = np.asarray(cumulative, dtype=float)
+    if np.all(y[:, -1] == 0):
+        return Verdict(
+            "reproduced",
+            f"V(T) = 0 in all {y.shape[0]} runs: the positive part of the sum is back at zero",
+            f"V(T) = 0 in every run, else the one rate test: slope at most 0 + {margin:g}",
+            {"final": y[:, -1].tolist()},
+        )
+    return rate_test(y, checks.check_rate, exponent=0.0, mode="at_most", margin=margin)
+
+
+def check_mean_above(
+    samples: Sequence[float], limit: float, z: float = 2.0, what: str = "mean", unit: str = "runs"
+) -> Verdict:
+    """Reproduced iff the mean of ``samples`` exceeds ``limit`` by more than ``z`` standard errors;
+    not reproduced iff it is below by more than ``z`` standard errors; ``partly`` (within noise)
+    otherwise. The mirror of :func:`~causalbandits_lib.core.checks.check_mean_below`."""
+    mean, se = checks.mean_se(samples)
+    n = np.asarray(samples).size
+    rule = f"{what} - {z:g}·se > {limit:.4g} (reproduced) / {what} + {z:g}·se < limit (not reproduced)"
+    reason = f"{what} = {mean:.4g} ± {se:.2g} (se over {n} {unit}) vs {limit:.4g}"
+    details = {"mean": mean, "se": se, "n": int(n), "limit": float(limit)}
+    if mean - z * se > limit:
+        return Verdict("reproduced", reason, rule, details)
+    if mean + z * se < limit:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason + " (within noise)", rule, details | {"indistinguishable": True})
+
+
+def combine(parts: Mapping[str, Verdict], criterion: str = "") -> Verdict:
+    """One claim made of several checked parts: reproduced when every part is, not reproduced when
+    every part is not reproduced, ``partly`` otherwise (a part within noise or inconclusive makes it
+    partly at best). The reason lists every part's verdict and reason; ``details["parts"]`` keeps them."""
+    if not parts:
+        raise ValueError("combine needs at least one part")
+    verdicts = [v.verdict for v in parts.values()]
+    if all(v == "reproduced" for v in verdicts):
+        verdict = "reproduced"
+    elif all(v == "not reproduced" for v in verdicts):
+        verdict = "not reproduced"
+    else:
+        verdict = "partly"
+    reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts.items())
+    rule = criterion or "every part must hold, each by its own check"
+    details = {
+        "parts": {name: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for name, v in parts.items()}
+    }
+    return Verdict(verdict, reason, rule, details)

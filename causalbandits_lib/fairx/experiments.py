@@ -35,6 +35,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..core import checks
+from ..core.checks import Verdict
 from ..core.curves import curve_points, loglog_slope, summarise_checkpoints
 from ..core.recorders import RunningSums
 from ..core.runner import SimulationResult, simulate
@@ -69,6 +71,14 @@ __all__ = [
     "tune_and_test",
     "RegretRecords",
     "regret_records",
+    "rate_points",
+    "rate_test",
+    "negated",
+    "combine",
+    "check_mean_below_bound",
+    "check_mean_above",
+    "check_bootstrap_increase",
+    "check_slope_below",
 ]
 
 #: Name of the recorder of the running regret sums.
@@ -663,3 +673,167 @@ def regret_records(
             curves[f"{prefix}reward_regret.{name}{suffix}"] = summarise_checkpoints(run.t, run.reward[:, 0])
             table[name] = {"fr": fr, "rr": rr, "slope": slope}
     return RegretRecords(metrics, curves, table)
+
+
+# -- the claims' checks (the standard of evidence of core.checks applied to this chapter's runs) ----
+
+
+def rate_points(t: np.ndarray, n: int = 25) -> np.ndarray:
+    """Indices of the checkpoints ``t`` nearest to ``n`` log-spaced horizons in ``[T/10, T]`` (distinct).
+
+    The runs keep their cumulative regrets at checkpoints only (:func:`checkpoints_for`); the rate
+    test reads them there rather than at exactly log-spaced rounds.
+    """
+    t = np.asarray(t, dtype=float)
+    targets = np.geomspace(t[-1] / 10, t[-1], n)
+    idx = np.unique(np.abs(np.log(t)[None, :] - np.log(targets)[:, None]).argmin(axis=1))
+    return idx
+
+
+def rate_test(
+    run: "FairnessRun", g: int = 0, which: str = "fairness", check: Callable[..., Verdict] = checks.check_rate, **kw
+) -> Verdict:
+    """The one rate test (:func:`~causalbandits_lib.core.checks.check_rate` or ``check_sublinear``)
+    on the per-run cumulative regrets of configuration ``g`` of ``run``, read at :func:`rate_points`.
+
+    A mean curve that is not positive at every fitted horizon has no log-log slope: ``partly``
+    ("inconclusive") instead of an error.
+    """
+    idx = rate_points(run.t)
+    t = np.asarray(run.t, dtype=float)[idx]
+    curves = np.asarray(getattr(run, which)[:, g], dtype=float)[:, idx]
+    mean = curves[:, t >= 0.1 * t.max()].mean(axis=0)
+    if np.any(mean <= 0):
+        return Verdict(
+            "partly",
+            f"inconclusive: the mean {which} regret is at or below 0 at {int(np.sum(mean <= 0))} fitted horizons, "
+            "so its log-log slope is undefined",
+            "the one rate test (core.checks.check_rate) needs a positive mean curve over t >= T/10",
+        )
+    return check(t, curves, **kw)
+
+
+def negated(v: Verdict, statement: str) -> Verdict:
+    """The verdict of the negation of a checked statement (e.g. "does *not* grow at most like √T"):
+    reproduced and not reproduced swap; ``partly`` and ``not testable here`` stay."""
+    swap = {"reproduced": "not reproduced", "not reproduced": "reproduced"}
+    return Verdict(
+        swap.get(v.verdict, v.verdict),
+        f"{statement}: the negated test says {v.verdict} ({v.reason})",
+        f"the negation of: {v.criterion}",
+        v.details,
+    )
+
+
+def combine(parts: Mapping[str, Verdict], criterion: str = "") -> Verdict:
+    """One claim made of several checked parts: reproduced when every part is, not reproduced when
+    every part is not reproduced, ``partly`` otherwise. ``details["parts"]`` keeps each part."""
+    if not parts:
+        raise ValueError("combine needs at least one part")
+    verdicts = [v.verdict for v in parts.values()]
+    if all(v == verdicts[0] for v in verdicts) and verdicts[0] in ("reproduced", "not reproduced", "not testable here"):
+        verdict = verdicts[0]
+    else:
+        verdict = "partly"
+    reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts.items())
+    details = {
+        "parts": {name: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for name, v in parts.items()}
+    }
+    return Verdict(verdict, reason, criterion or "every part must hold, each by its own check", details)
+
+
+def check_mean_above(samples, limit: float, z: float = 2.0, what: str = "mean") -> Verdict:
+    """Reproduced iff the mean of ``samples`` is above ``limit`` by at least ``z`` standard errors;
+    not reproduced iff it is below by more than ``z`` standard errors; ``partly`` (within noise)
+    otherwise. The mirror of :func:`~causalbandits_lib.core.checks.check_mean_below` (for lower bounds)."""
+    mean, se = checks.mean_se(samples)
+    n = np.asarray(samples).size
+    rule = f"{what} - {z:g}·se >= {limit:.4g} (reproduced) / {what} + {z:g}·se < limit (not reproduced)"
+    reason = f"{what} = {mean:.4g} ± {se:.2g} (se over {n} runs) vs {limit:.4g}"
+    details = {"mean": mean, "se": se, "n": int(n), "limit": float(limit)}
+    if mean - z * se >= limit:
+        return Verdict("reproduced", reason, rule, details)
+    if mean + z * se < limit:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason + " (within noise)", rule, details | {"indistinguishable": True})
+
+
+def check_mean_below_bound(samples, bound: float, trivial: float, what: str = "mean") -> Verdict:
+    """A mean over runs against a bound, tested only where the bound is below the trivial one
+    (:func:`~causalbandits_lib.core.checks.check_bound` decides vacuity, with the ratio); where it is
+    informative, :func:`~causalbandits_lib.core.checks.check_mean_below` (the mean plus two standard
+    errors below the bound)."""
+    mean, se = checks.mean_se(samples)
+    vac = checks.check_bound(mean, bound, trivial, what)
+    if vac.verdict == "not testable here":
+        return vac
+    v = checks.check_mean_below(samples, bound, what=what)
+    return Verdict(
+        v.verdict, v.reason + f" (bound / trivial = {bound / trivial:.4g})", v.criterion, dict(vac.details, se=se)
+    )
+
+
+def check_bootstrap_increase(
+    statistic: Callable[[np.ndarray], float],
+    low: np.ndarray,
+    high: np.ndarray,
+    what: str = "statistic",
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Verdict:
+    """Does a statistic of the runs (a standard deviation, a ratio of means, ...) increase from the
+    setting ``low`` to ``high``? ``low`` and ``high`` have one row per run, rows paired (replication
+    ``i`` of both shares its random numbers); runs are resampled jointly ``n_boot`` times (from
+    ``SeedSequence(seed)``) and the central ``level`` interval of ``statistic(high) - statistic(low)``
+    decides: above 0 reproduced, below 0 not reproduced, straddling 0 ``partly`` (indistinguishable).
+    """
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    if low.shape[0] != high.shape[0] or low.shape[0] < 2:
+        raise ValueError("check_bootstrap_increase needs at least 2 paired runs in both settings")
+    n = low.shape[0]
+    diff = float(statistic(high) - statistic(low))
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    idx = rng.integers(0, n, size=(n_boot, n))
+    boots = np.array([statistic(high[i]) - statistic(low[i]) for i in idx])
+    a = (1 - level) / 2
+    lo, hi = (float(x) for x in np.quantile(boots, [a, 1 - a]))
+    rule = f"{level:.0%} bootstrap interval (runs resampled jointly, {n_boot} draws) of the increase of {what} above 0"
+    reason = (
+        f"{what}: {statistic(low):.4g} -> {statistic(high):.4g}, increase {diff:.4g}, "
+        f"interval [{lo:.4g}, {hi:.4g}] over {n} runs"
+    )
+    details = {"low": float(statistic(low)), "high": float(statistic(high)), "interval": [lo, hi], "n": n}
+    if lo > 0:
+        return Verdict("reproduced", reason, rule, details)
+    if hi < 0:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason + " (indistinguishable)", rule, details | {"indistinguishable": True})
+
+
+def check_slope_below(
+    run_a: "FairnessRun", run_b: "FairnessRun", g_a: int = 0, g_b: int = 0, names=("a", "b")
+) -> Verdict:
+    """The log-log slope of ``run_a``'s fairness regret is smaller than ``run_b``'s: the bootstrap
+    intervals of :func:`~causalbandits_lib.core.checks.rate_interval` (the one rate test's fit) are
+    compared; disjoint with ``a`` below reproduced, disjoint with ``a`` above not reproduced,
+    overlapping ``partly`` (indistinguishable)."""
+    iv = {}
+    for key, run, g in ((names[0], run_a, g_a), (names[1], run_b, g_b)):
+        idx = rate_points(run.t)
+        iv[key] = checks.rate_interval(np.asarray(run.t, dtype=float)[idx], run.fairness[:, g][:, idx])
+    a, b = iv[names[0]], iv[names[1]]
+    reason = (
+        f"slope {names[0]} {a['slope']:.3g} [{a['low']:.3g}, {a['high']:.3g}] vs "
+        f"{names[1]} {b['slope']:.3g} [{b['low']:.3g}, {b['high']:.3g}]"
+    )
+    rule = f"95% bootstrap intervals of the log-log slopes (t >= T/10): {names[0]}'s entirely below {names[1]}'s"
+    details = {
+        names[0]: {k: a[k] for k in ("slope", "low", "high")},
+        names[1]: {k: b[k] for k in ("slope", "low", "high")},
+    }
+    if a["high"] < b["low"]:
+        return Verdict("reproduced", reason, rule, details)
+    if a["low"] > b["high"]:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason + " (overlapping)", rule, details | {"indistinguishable": True})

@@ -108,3 +108,44 @@ def test_confidence_set_slices_contain_theta_star_and_the_mle(played):
     assert (slices["levels"][400] <= 0).sum() < (slices["levels"][40] <= 0).sum()  # the set shrinks
     # theta* is the point (star) of the slice, at the distance ||theta* - theta_hat_T||
     assert slices["star"][1] == pytest.approx(0.0, abs=1e-12)
+
+
+def _cumulative(exponent, n_runs=8, T=2000, seed=3):
+    """Per-run cumulative curves growing like t^exponent, with multiplicative noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, T + 1)
+    return t[None, :] ** exponent * np.exp(0.02 * rng.normal(size=(n_runs, 1)))
+
+
+def test_rate_test_reads_per_run_cumulative_curves():
+    assert E.rate_horizons(2000).min() == 200 and E.rate_horizons(2000).max() == 2000
+    from causalbandits_lib.core import checks
+
+    assert E.rate_test(_cumulative(1.0), exponent=1.0, mode="equal", margin=0.1).verdict == "reproduced"
+    assert E.rate_test(_cumulative(0.5), exponent=1.0, mode="equal", margin=0.1).verdict == "not reproduced"
+    assert E.rate_test(_cumulative(0.5), checks.check_sublinear).verdict == "reproduced"
+    assert E.rate_test(_cumulative(1.0), checks.check_sublinear).verdict == "not reproduced"
+    zero = np.zeros((3, 500))
+    flat = E.rate_test(zero, checks.check_sublinear)
+    assert flat.verdict == "partly" and "inconclusive" in flat.reason
+
+
+def test_levels_off_accepts_a_curve_back_at_zero_and_rejects_growth():
+    back = np.concatenate([np.linspace(0, 50, 500), np.linspace(50, 0, 500)])[None, :].repeat(4, axis=0)
+    assert E.check_levels_off(back).verdict == "reproduced"
+    assert E.check_levels_off(_cumulative(0.8)).verdict == "not reproduced"
+    assert E.check_levels_off(_cumulative(0.0) * 3.0).verdict == "reproduced"  # flat and positive
+
+
+def test_mean_above_and_combine():
+    x = np.array([0.7, 0.72, 0.74, 0.71])
+    assert E.check_mean_above(x, 0.5).verdict == "reproduced"
+    assert E.check_mean_above(x, 0.9).verdict == "not reproduced"
+    noisy = E.check_mean_above(np.array([0.2, 0.8, 0.3, 0.9]), 0.5)
+    assert noisy.verdict == "partly" and noisy.indistinguishable
+    ok, bad = E.check_mean_above(x, 0.5), E.check_mean_above(x, 0.9)
+    assert E.combine({"a": ok, "b": ok}).verdict == "reproduced"
+    assert E.combine({"a": bad, "b": bad}).verdict == "not reproduced"
+    both = E.combine({"a": ok, "b": bad})
+    assert both.verdict == "partly" and set(both.details["parts"]) == {"a", "b"}
+    assert E.combine({"a": ok, "b": noisy}).verdict == "partly"

@@ -140,3 +140,53 @@ def test_regret_records_returns_metrics_and_curves_instead_of_recording_them():
         f"q.final_{w}_regret.FairX-UCB.c_{c}" for w in ("fairness", "reward") for c in ("1", "4")
     )
     assert len(every_c.curves) == 4
+
+
+def _run(exponent, n_runs=6, T=20000, seed=2):
+    """A FairnessRun whose per-run fairness regret grows like t^exponent (multiplicative noise)."""
+    from causalbandits_lib.fairx.experiments import FairnessRun, checkpoints_for
+
+    t = checkpoints_for(T)
+    rng = np.random.default_rng(seed)
+    fr = (t[None, :] ** exponent * np.exp(0.03 * rng.normal(size=(n_runs, 1))))[:, None, :]
+    return FairnessRun(t, fr, fr * 0.1, {}, np.arange(n_runs), seed, T)
+
+
+def test_rate_test_on_checkpoints_recovers_exponents():
+    from causalbandits_lib.core import checks
+    from causalbandits_lib.fairx import experiments as ex
+
+    idx = ex.rate_points(_run(0.5).t)
+    assert 15 <= idx.size <= 25 and _run(0.5).t[idx].min() >= 1500
+    assert ex.rate_test(_run(0.5), exponent=0.5, mode="at_most", margin=0.1).verdict == "reproduced"
+    assert ex.rate_test(_run(1.0), exponent=0.5, mode="at_most", margin=0.1).verdict == "not reproduced"
+    assert ex.rate_test(_run(1.0), exponent=1.0, mode="equal", margin=0.1).verdict == "reproduced"
+    assert ex.rate_test(_run(0.5), check=checks.check_sublinear).verdict == "reproduced"
+    neg = ex.negated(ex.rate_test(_run(1.0), exponent=0.5, mode="at_most", margin=0.1), "not at most sqrt T")
+    assert neg.verdict == "reproduced"
+    assert ex.check_slope_below(_run(0.5), _run(1.0)).verdict == "reproduced"
+    assert ex.check_slope_below(_run(1.0), _run(0.5)).verdict == "not reproduced"
+    assert ex.check_slope_below(_run(0.5), _run(0.5, seed=3)).verdict == "partly"
+
+
+def test_mean_checks_bootstrap_and_combine():
+    from causalbandits_lib.fairx import experiments as ex
+
+    rng = np.random.default_rng(0)
+    x = 1.0 + 0.01 * rng.normal(size=20)
+    assert ex.check_mean_above(x, 0.5).verdict == "reproduced"
+    assert ex.check_mean_above(x, 2.0).verdict == "not reproduced"
+    # a bound at or above the trivial one is not testable; below it, the mean and its se decide
+    assert ex.check_mean_below_bound(x, 5.0, 2.0).verdict == "not testable here"
+    assert ex.check_mean_below_bound(x, 1.5, 2.0).verdict == "reproduced"
+    assert ex.check_mean_below_bound(x, 0.5, 2.0).verdict == "not reproduced"
+    narrow, wide = rng.normal(size=30), 3.0 * rng.normal(size=30)
+    sd = lambda a: float(a.std(ddof=1))  # noqa: E731
+    assert ex.check_bootstrap_increase(sd, narrow, wide, "sd").verdict == "reproduced"
+    assert ex.check_bootstrap_increase(sd, wide, narrow, "sd").verdict == "not reproduced"
+    same = ex.check_bootstrap_increase(sd, narrow, narrow.copy(), "sd")
+    assert same.verdict == "partly" and same.indistinguishable
+    ok, bad = ex.check_mean_above(x, 0.5), ex.check_mean_above(x, 2.0)
+    assert ex.combine({"a": ok, "b": ok}).verdict == "reproduced"
+    assert ex.combine({"a": bad, "b": bad}).verdict == "not reproduced"
+    assert ex.combine({"a": ok, "b": bad}).verdict == "partly"
