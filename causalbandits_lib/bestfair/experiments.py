@@ -18,7 +18,7 @@ differences of independent runs and their standard error is that of two independ
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -35,10 +35,7 @@ __all__ = [
     "budget_curves",
     "error_rates",
     "draw_counts",
-    "check_lower",
     "check_falls",
-    "check_mean_at_least",
-    "combine_parts",
 ]
 
 
@@ -147,25 +144,6 @@ def budget_curves(
 # -- the checks behind the claims ----------------------------------------------------------------
 
 
-def check_lower(
-    low: np.ndarray, high: np.ndarray, names: tuple[str, str], margin: float = 0.0, z: float = 2.0
-) -> Verdict:
-    """``names[0]`` is lower than ``names[1]`` (by more than ``margin``), judged on the paired
-    per-run values: :func:`~causalbandits_lib.core.checks.check_paired_order` on ``low + margin``
-    and ``high`` (reproduced when ``mean(high - low) - margin`` exceeds ``z`` standard errors, not
-    reproduced when it is below ``-z`` standard errors, ``partly`` (indistinguishable) between)."""
-    a, b = names
-    if margin:
-        a = f"({a} + {margin:g})"
-    low = np.asarray(low, dtype=float) + float(margin)
-    v = checks.check_paired_order({a: low, b: np.asarray(high, dtype=float)}, [a, b], z=z)
-    d = v.details["paired_differences"][f"{b} - {a}"]
-    reason = f"{b} - {a}: mean paired difference {d['mean']:.4g} ± {d['se']:.2g} (se over {d['n']} runs)"
-    if v.indistinguishable:
-        reason += " (within noise)"
-    return Verdict(v.verdict, reason, v.criterion, v.details)
-
-
 def check_falls(first: np.ndarray, last: np.ndarray, z: float = 2.0) -> Verdict:
     """The per-run error at the largest budget (``last``) is below that at the smallest (``first``),
     paired by run: :func:`check_lower`. Zero error in every run at both budgets leaves nothing to
@@ -174,54 +152,4 @@ def check_falls(first: np.ndarray, last: np.ndarray, z: float = 2.0) -> Verdict:
     if not first.any() and not last.any():
         rule = "error at T_max < error at T_min by more than 2 standard errors of the paired differences"
         return Verdict("reproduced", f"error 0 in all {first.size} runs at both budgets: nothing to fall", rule)
-    return check_lower(last, first, ("T_max", "T_min"), z=z)
-
-
-def check_mean_at_least(samples: np.ndarray, limit: float, what: str = "mean", z: float = 2.0) -> Verdict:
-    """Reproduced iff the mean of ``samples`` is above ``limit`` by more than ``z`` standard errors,
-    not reproduced iff below it by more than ``z`` standard errors, ``partly`` between (the mirror of
-    :func:`~causalbandits_lib.core.checks.check_mean_below`)."""
-    mean, se = checks.mean_se(samples)
-    n = np.asarray(samples).size
-    rule = f"{what} - {z:g}·se > {limit:.4g} (reproduced) / {what} + {z:g}·se < limit (not reproduced)"
-    reason = f"{what} = {mean:.4g} ± {se:.2g} (se over {n} runs) vs {limit:.4g}"
-    details = {"mean": mean, "se": se, "n": int(n), "limit": float(limit)}
-    if mean - z * se > limit:
-        return Verdict("reproduced", reason, rule, details)
-    if mean + z * se < limit:
-        return Verdict("not reproduced", reason, rule, details)
-    return Verdict("partly", reason + " (within noise)", rule, details)
-
-
-def combine_parts(parts: Mapping[str, Verdict], criterion: str, ties_hold: bool = False) -> Verdict:
-    """One claim made of several parts, each judged by its own check.
-
-    Reproduced when every part is; not reproduced when every part is; ``not testable here`` when
-    every part is; ``partly`` otherwise. With ``ties_hold`` (a claim that allows equality, "at or
-    below"), a part whose compared values are indistinguishable counts as holding, provided at
-    least one part holds outright (all tied: ``partly``, the runs cannot tell). The reason names
-    the parts that do not hold (every part when there are at most four); ``details["parts"]`` keeps
-    each part's verdict, reason and numbers.
-    """
-    if not parts:
-        raise ValueError("combine_parts needs at least one part")
-    held = [k for k, v in parts.items() if v.verdict == "reproduced"]
-    tied = [k for k, v in parts.items() if k not in held and ties_hold and v.indistinguishable]
-    failed = [k for k in parts if k not in held and k not in tied]
-    n = len(parts)
-    details = {
-        "parts": {k: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for k, v in parts.items()},
-        "indistinguishable": all(v.indistinguishable for v in parts.values()),
-    }
-    shown = list(parts) if n <= 4 else failed
-    reason = f"{len(held)} of {n} parts hold" + (f" ({len(tied)} more indistinguishable)" if tied else "")
-    if shown:
-        reason += "; " + "; ".join(f"{k}: {parts[k].reason}" for k in shown)
-    verdicts = {v.verdict for v in parts.values()}
-    if verdicts == {"not testable here"}:
-        return Verdict("not testable here", reason, criterion, details)
-    if not failed and held:
-        return Verdict("reproduced", reason, criterion, details)
-    if len(verdicts) == 1 and verdicts == {"not reproduced"}:
-        return Verdict("not reproduced", reason, criterion, details)
-    return Verdict("partly", reason, criterion, details)
+    return checks.check_paired_lower(last, first, ("T_max", "T_min"), z=z)

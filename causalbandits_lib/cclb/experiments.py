@@ -22,7 +22,7 @@ Two violation metrics are reported (ambiguity A3 of the notes):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -55,8 +55,6 @@ __all__ = [
     "rate_horizons",
     "rate_test",
     "check_levels_off",
-    "check_mean_above",
-    "combine",
 ]
 
 LABELS = {"glm_ucb": "GLM-UCB", "ofulog_plus": "OFULog+", "cclb": "CCLB", "eps_cclb": "ε-CCLB"}
@@ -457,42 +455,3 @@ def check_levels_off(cumulative: np.ndarray, margin: float = 0.1) -> Verdict:
             {"final": y[:, -1].tolist()},
         )
     return rate_test(y, checks.check_rate, exponent=0.0, mode="at_most", margin=margin)
-
-
-def check_mean_above(
-    samples: Sequence[float], limit: float, z: float = 2.0, what: str = "mean", unit: str = "runs"
-) -> Verdict:
-    """Reproduced iff the mean of ``samples`` exceeds ``limit`` by more than ``z`` standard errors;
-    not reproduced iff it is below by more than ``z`` standard errors; ``partly`` (within noise)
-    otherwise. The mirror of :func:`~causalbandits_lib.core.checks.check_mean_below`."""
-    mean, se = checks.mean_se(samples)
-    n = np.asarray(samples).size
-    rule = f"{what} - {z:g}·se > {limit:.4g} (reproduced) / {what} + {z:g}·se < limit (not reproduced)"
-    reason = f"{what} = {mean:.4g} ± {se:.2g} (se over {n} {unit}) vs {limit:.4g}"
-    details = {"mean": mean, "se": se, "n": int(n), "limit": float(limit)}
-    if mean - z * se > limit:
-        return Verdict("reproduced", reason, rule, details)
-    if mean + z * se < limit:
-        return Verdict("not reproduced", reason, rule, details)
-    return Verdict("partly", reason + " (within noise)", rule, details | {"indistinguishable": True})
-
-
-def combine(parts: Mapping[str, Verdict], criterion: str = "") -> Verdict:
-    """One claim made of several checked parts: reproduced when every part is, not reproduced when
-    every part is not reproduced, ``partly`` otherwise (a part within noise or inconclusive makes it
-    partly at best). The reason lists every part's verdict and reason; ``details["parts"]`` keeps them."""
-    if not parts:
-        raise ValueError("combine needs at least one part")
-    verdicts = [v.verdict for v in parts.values()]
-    if all(v == "reproduced" for v in verdicts):
-        verdict = "reproduced"
-    elif all(v == "not reproduced" for v in verdicts):
-        verdict = "not reproduced"
-    else:
-        verdict = "partly"
-    reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts.items())
-    rule = criterion or "every part must hold, each by its own check"
-    details = {
-        "parts": {name: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for name, v in parts.items()}
-    }
-    return Verdict(verdict, reason, rule, details)

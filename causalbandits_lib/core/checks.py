@@ -59,6 +59,7 @@ __all__ = [
     "check_instances",
     "with_sensitivity",
     "check_parts",
+    "check_paired_lower",
     "check_mean_above",
     "negate",
     "check_bootstrap_increase",
@@ -435,16 +436,23 @@ def _slope(logt: np.ndarray, logy: np.ndarray) -> np.ndarray:
     return ((logy - logy.mean(axis=-1, keepdims=True)) @ tc) / float(tc @ tc)
 
 
-def _growth_exponents(t: np.ndarray, means: np.ndarray) -> np.ndarray:
-    """Growth exponents of cumulative curves (rows of ``means`` over horizons ``t``), from their
-    increments: the slope of ``log(ΔR/Δt)`` against the log of the intervals' geometric midpoints,
-    plus one. NaN for a row that does not increase over every interval."""
-    dt = np.diff(t)
-    rate = np.diff(means, axis=-1) / dt
-    grows = np.all(rate > 0, axis=-1)
-    mid = np.log(np.sqrt(t[1:] * t[:-1]))
-    out = 1.0 + _slope(mid, np.log(np.where(rate > 0, rate, 1.0)))
-    return np.where(grows, out, np.nan)
+def _growth_exponent(t: np.ndarray, m: np.ndarray) -> float:
+    """The growth exponent of one cumulative curve ``m`` at horizons ``t``: one plus the log-log
+    slope of its rate ``ΔR/Δt`` against the intervals' geometric midpoints. Intervals over which
+    the curve does not increase (noise) are merged with the next until it does; NaN when fewer
+    than three increasing intervals remain."""
+    starts, ends = [], []
+    s = 0
+    for j in range(1, t.size):
+        if m[j] > m[s]:
+            starts.append(s)
+            ends.append(j)
+            s = j
+    if len(starts) < 3:
+        return float("nan")
+    a, b = np.array(starts), np.array(ends)
+    rate = (m[b] - m[a]) / (t[b] - t[a])
+    return float(1.0 + _slope(np.log(np.sqrt(t[a] * t[b])), np.log(rate)))
 
 
 def rate_interval(
@@ -465,9 +473,9 @@ def rate_interval(
     ``1/log t`` (about 0.1 at ``t = 10^4``). The fit uses the mean curve over runs at the horizons
     ``t_j >= fit_from · max(t)`` (the last part of the run, where a rate shows). The interval
     resamples runs with replacement (``n_boot`` times, from ``SeedSequence(seed)``, so the same
-    curves always give the same interval) and takes the central ``level`` quantiles; a resample
-    whose mean curve does not increase everywhere has no exponent and is counted in
-    ``not_increasing``.
+    curves always give the same interval) and takes the central ``level`` quantiles. Intervals over
+    which a mean curve does not increase (noise) are merged with the next; a resample left with
+    fewer than three increasing intervals has no exponent and is counted in ``not_increasing``.
 
     Returns a dict with ``slope`` (the exponent of the mean curve), ``low``, ``high``, ``n_runs``,
     ``horizons`` (the fitted ``t``), ``level_slope`` (the plain slope of ``log R``, for reference)
@@ -476,8 +484,8 @@ def rate_interval(
     Raises
     ------
     ValueError
-        Fewer than 4 horizons in the window, or a mean curve that does not increase between two of
-        them (a rate is then not defined; say so in the claim instead).
+        Fewer than 4 horizons in the window; a mean curve that does not grow over the window ("does
+        not grow"); or one that grows over fewer than three intervals ("too irregular").
     """
     t = np.asarray(t, dtype=float)
     y = np.asarray(curves, dtype=float)
@@ -495,12 +503,14 @@ def rate_interval(
         )
     t, y = t[sel], y[:, sel]
     mean = y.mean(axis=0)
-    slope = float(_growth_exponents(t, mean))
+    slope = _growth_exponent(t, mean)
     if not math.isfinite(slope):
-        j = int(np.flatnonzero(np.diff(mean) <= 0)[0])
+        if mean[-1] <= mean[0]:
+            raise ValueError(
+                f"the mean curve does not grow over t = {t[0]:g} .. {t[-1]:g} ({mean[0]:.4g} -> {mean[-1]:.4g})"
+            )
         raise ValueError(
-            f"the mean curve does not increase between t = {t[j]:g} and t = {t[j + 1]:g} "
-            f"({mean[j]:.4g} -> {mean[j + 1]:.4g}): no growth rate to test"
+            f"the mean curve grows over fewer than 3 intervals of t = {t[0]:g} .. {t[-1]:g}: too irregular for a rate"
         )
     level_slope = float(_slope(np.log(t), np.log(mean))) if np.all(mean > 0) else float("nan")
     n = y.shape[0]
@@ -509,7 +519,7 @@ def rate_interval(
         return dict(out, low=float("nan"), high=float("nan"), not_increasing=0)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     idx = rng.integers(0, n, size=(n_boot, n))
-    exps = _growth_exponents(t, y[idx].mean(axis=1))
+    exps = np.array([_growth_exponent(t, m) for m in y[idx].mean(axis=1)])
     finite = exps[np.isfinite(exps)]
     a = (1 - level) / 2
     low, high = np.quantile(finite, [a, 1 - a]) if finite.size else (float("nan"), float("nan"))
@@ -549,12 +559,20 @@ def check_rate(
         f"{level:.0%} bootstrap interval (over runs) of the {what}, fitted for t >= {fit_from:g}·T, "
         f"inside {region} (exponent {_g(exponent)}, margin {_g(margin)} for log factors)"
     )
+    base = {"exponent": exponent, "mode": mode, "margin": margin}
     try:
         r = rate_interval(t, curves, fit_from=fit_from, level=level, n_boot=n_boot, seed=seed)
     except ValueError as exc:
-        if "does not increase" not in str(exc):
-            raise
-        return Verdict("partly", f"inconclusive: {exc}", rule, {"exponent": exponent, "mode": mode, "margin": margin})
+        text = str(exc)
+        if "does not grow" in text:
+            # no growth at all over the last part of the run: at most any t^a with a >= 0
+            if mode == "at_most" and hi_c >= 0:
+                return Verdict("reproduced", f"{text}: no growth, so at most t^{_g(hi_c)}", rule, base)
+            if lo_c > 0:
+                return Verdict("not reproduced", f"{text}: no growth, not t^{_g(exponent)}", rule, base)
+        if "does not grow" in text or "too irregular" in text:
+            return Verdict("partly", f"inconclusive: {text}", rule, base)
+        raise
     details = dict(r, exponent=exponent, mode=mode, margin=margin)
     if r["n_runs"] < 2 or not math.isfinite(r["low"]):
         return Verdict("partly", f"inconclusive: exponent {_g(r['slope'])} from one run, no interval", rule, details)
@@ -622,20 +640,61 @@ def with_sensitivity(main: Verdict, parameter: str, chosen: Any, alternatives: M
     return Verdict(main.verdict, reason, main.criterion, details)
 
 
-def check_parts(parts: Mapping[str, Verdict], criterion: str = "") -> Verdict:
-    """One claim made of several parts, each judged by its own check: reproduced when every part
-    is, not reproduced (or not testable here) when every part is, ``partly`` otherwise.
-    ``details["parts"]`` keeps each part's verdict, reason and details."""
+def check_parts(parts: Mapping[str, Verdict], criterion: str = "", ties_hold: bool = False) -> Verdict:
+    """One claim made of several parts, each judged by its own check.
+
+    Reproduced when every part is; not reproduced when every part is; ``not testable here`` when
+    every part is; ``partly`` otherwise. With ``ties_hold`` (a claim that allows equality, "at or
+    below"), a part whose compared values are indistinguishable counts as holding, provided at
+    least one part holds outright (all tied: ``partly``, the runs cannot tell). The reason names
+    every part (only the failing ones when there are more than four); ``details["parts"]`` keeps
+    each part's verdict, reason and numbers.
+    """
     if not parts:
         raise ValueError("check_parts needs at least one part")
-    verdicts = {v.verdict for v in parts.values()}
-    verdict = verdicts.pop() if len(verdicts) == 1 and "partly" not in verdicts else "partly"
-    reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts.items())
+    held = [k for k, v in parts.items() if v.verdict == "reproduced"]
+    tied = [k for k, v in parts.items() if k not in held and ties_hold and v.indistinguishable]
+    failed = [k for k in parts if k not in held and k not in tied]
+    n = len(parts)
     details = {
-        "parts": {name: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for name, v in parts.items()},
+        "parts": {k: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for k, v in parts.items()},
         "indistinguishable": all(v.indistinguishable for v in parts.values()),
     }
-    return Verdict(verdict, reason, criterion or "every part must hold, each by its own check", details)
+    shown = list(parts) if n <= 4 else failed
+    reason = f"{len(held)} of {n} parts hold" + (f" ({len(tied)} more indistinguishable)" if tied else "")
+    if shown:
+        reason += "; " + "; ".join(f"{k}: {parts[k].verdict} ({parts[k].reason})" for k in shown)
+    rule = criterion or "every part must hold, each by its own check"
+    verdicts = {v.verdict for v in parts.values()}
+    if verdicts == {"not testable here"}:
+        return Verdict("not testable here", reason, rule, details)
+    if not failed and held:
+        return Verdict("reproduced", reason, rule, details)
+    if not failed:  # every part tied: the runs cannot tell
+        return Verdict("partly", reason, rule, details)
+    if verdicts == {"not reproduced"}:
+        return Verdict("not reproduced", reason, rule, details)
+    return Verdict("partly", reason, rule, details)
+
+
+def check_paired_lower(
+    low: Sequence[float], high: Sequence[float], names: tuple[str, str], margin: float = 0.0, z: float = 2.0
+) -> Verdict:
+    """``names[0]`` is lower than ``names[1]`` (by more than ``margin``), on the per-run values
+    paired by run: :func:`check_paired_order` on ``low + margin`` and ``high``, with the mean and
+    standard error of the difference in the reason."""
+    a, b = names
+    if margin:
+        a = f"({a} + {margin:g})"
+    lo = np.asarray(low, dtype=float) + float(margin)
+    v = check_paired_order({a: lo, b: np.asarray(high, dtype=float)}, [a, b], z=z)
+    d = v.details["paired_differences"][f"{b} - {a}"]
+    reason = f"{b} - {a}: mean paired difference {d['mean']:.4g} ± {d['se']:.2g} (se over {d['n']} runs)"
+    if np.all(lo == np.asarray(high, dtype=float)):
+        reason += " (equal in every run)"
+    elif v.indistinguishable:
+        reason += " (within noise)"
+    return Verdict(v.verdict, reason, v.criterion, v.details)
 
 
 def check_mean_above(samples: Sequence[float], limit: float, z: float = 2.0, what: str = "mean") -> Verdict:

@@ -73,11 +73,7 @@ __all__ = [
     "regret_records",
     "rate_points",
     "rate_test",
-    "negated",
-    "combine",
     "check_mean_below_bound",
-    "check_mean_above",
-    "check_bootstrap_increase",
     "check_slope_below",
 ]
 
@@ -713,51 +709,6 @@ def rate_test(
     return check(t, curves, **kw)
 
 
-def negated(v: Verdict, statement: str) -> Verdict:
-    """The verdict of the negation of a checked statement (e.g. "does *not* grow at most like √T"):
-    reproduced and not reproduced swap; ``partly`` and ``not testable here`` stay."""
-    swap = {"reproduced": "not reproduced", "not reproduced": "reproduced"}
-    return Verdict(
-        swap.get(v.verdict, v.verdict),
-        f"{statement}: the negated test says {v.verdict} ({v.reason})",
-        f"the negation of: {v.criterion}",
-        v.details,
-    )
-
-
-def combine(parts: Mapping[str, Verdict], criterion: str = "") -> Verdict:
-    """One claim made of several checked parts: reproduced when every part is, not reproduced when
-    every part is not reproduced, ``partly`` otherwise. ``details["parts"]`` keeps each part."""
-    if not parts:
-        raise ValueError("combine needs at least one part")
-    verdicts = [v.verdict for v in parts.values()]
-    if all(v == verdicts[0] for v in verdicts) and verdicts[0] in ("reproduced", "not reproduced", "not testable here"):
-        verdict = verdicts[0]
-    else:
-        verdict = "partly"
-    reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts.items())
-    details = {
-        "parts": {name: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for name, v in parts.items()}
-    }
-    return Verdict(verdict, reason, criterion or "every part must hold, each by its own check", details)
-
-
-def check_mean_above(samples, limit: float, z: float = 2.0, what: str = "mean") -> Verdict:
-    """Reproduced iff the mean of ``samples`` is above ``limit`` by at least ``z`` standard errors;
-    not reproduced iff it is below by more than ``z`` standard errors; ``partly`` (within noise)
-    otherwise. The mirror of :func:`~causalbandits_lib.core.checks.check_mean_below` (for lower bounds)."""
-    mean, se = checks.mean_se(samples)
-    n = np.asarray(samples).size
-    rule = f"{what} - {z:g}·se >= {limit:.4g} (reproduced) / {what} + {z:g}·se < limit (not reproduced)"
-    reason = f"{what} = {mean:.4g} ± {se:.2g} (se over {n} runs) vs {limit:.4g}"
-    details = {"mean": mean, "se": se, "n": int(n), "limit": float(limit)}
-    if mean - z * se >= limit:
-        return Verdict("reproduced", reason, rule, details)
-    if mean + z * se < limit:
-        return Verdict("not reproduced", reason, rule, details)
-    return Verdict("partly", reason + " (within noise)", rule, details | {"indistinguishable": True})
-
-
 def check_mean_below_bound(samples, bound: float, trivial: float, what: str = "mean") -> Verdict:
     """A mean over runs against a bound, tested only where the bound is below the trivial one
     (:func:`~causalbandits_lib.core.checks.check_bound` decides vacuity, with the ratio); where it is
@@ -771,44 +722,6 @@ def check_mean_below_bound(samples, bound: float, trivial: float, what: str = "m
     return Verdict(
         v.verdict, v.reason + f" (bound / trivial = {bound / trivial:.4g})", v.criterion, dict(vac.details, se=se)
     )
-
-
-def check_bootstrap_increase(
-    statistic: Callable[[np.ndarray], float],
-    low: np.ndarray,
-    high: np.ndarray,
-    what: str = "statistic",
-    level: float = 0.95,
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> Verdict:
-    """Does a statistic of the runs (a standard deviation, a ratio of means, ...) increase from the
-    setting ``low`` to ``high``? ``low`` and ``high`` have one row per run, rows paired (replication
-    ``i`` of both shares its random numbers); runs are resampled jointly ``n_boot`` times (from
-    ``SeedSequence(seed)``) and the central ``level`` interval of ``statistic(high) - statistic(low)``
-    decides: above 0 reproduced, below 0 not reproduced, straddling 0 ``partly`` (indistinguishable).
-    """
-    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-    if low.shape[0] != high.shape[0] or low.shape[0] < 2:
-        raise ValueError("check_bootstrap_increase needs at least 2 paired runs in both settings")
-    n = low.shape[0]
-    diff = float(statistic(high) - statistic(low))
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
-    idx = rng.integers(0, n, size=(n_boot, n))
-    boots = np.array([statistic(high[i]) - statistic(low[i]) for i in idx])
-    a = (1 - level) / 2
-    lo, hi = (float(x) for x in np.quantile(boots, [a, 1 - a]))
-    rule = f"{level:.0%} bootstrap interval (runs resampled jointly, {n_boot} draws) of the increase of {what} above 0"
-    reason = (
-        f"{what}: {statistic(low):.4g} -> {statistic(high):.4g}, increase {diff:.4g}, "
-        f"interval [{lo:.4g}, {hi:.4g}] over {n} runs"
-    )
-    details = {"low": float(statistic(low)), "high": float(statistic(high)), "interval": [lo, hi], "n": n}
-    if lo > 0:
-        return Verdict("reproduced", reason, rule, details)
-    if hi < 0:
-        return Verdict("not reproduced", reason, rule, details)
-    return Verdict("partly", reason + " (indistinguishable)", rule, details | {"indistinguishable": True})
 
 
 def check_slope_below(

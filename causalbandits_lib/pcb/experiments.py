@@ -44,9 +44,7 @@ __all__ = [
     "arm_bounds",
     "ucb_comparison",
     "eliminated_arm_pulls",
-    "check_lower",
     "all_lower",
-    "combine_parts",
     "regret_bound_verdict",
 ]
 
@@ -214,48 +212,10 @@ def eliminated_arm_pulls(regret: np.ndarray, arm_means: np.ndarray, upper: np.nd
 # -- the checks behind the claims ----------------------------------------------------------------
 
 
-def check_lower(low: np.ndarray, high: np.ndarray, names: tuple[str, str], z: float = 2.0) -> Verdict:
-    """``names[0]`` has lower per-run values than ``names[1]``, on the paired differences over runs:
-    :func:`~causalbandits_lib.core.checks.check_paired_order` (reproduced when ``mean(high - low)``
-    exceeds ``z`` standard errors, not reproduced below ``-z``, ``partly`` (indistinguishable)
-    between), with the mean and standard error of the difference in the reason."""
-    a, b = names
-    v = checks.check_paired_order({a: np.asarray(low, float), b: np.asarray(high, float)}, [a, b], z=z)
-    d = v.details["paired_differences"][f"{b} - {a}"]
-    reason = f"{b} - {a}: mean paired difference {d['mean']:.4g} ± {d['se']:.2g} (se over {d['n']} runs)"
-    if v.indistinguishable:
-        reason += " (within noise)"
-    return Verdict(v.verdict, reason, v.criterion, v.details)
-
-
-def combine_parts(parts: Mapping[str, Verdict], criterion: str) -> Verdict:
-    """One claim made of several parts, each judged by its own check: reproduced when every part is,
-    not reproduced when every part is, ``not testable here`` when every part is, ``partly``
-    otherwise (a part the runs cannot resolve makes the claim ``partly``). The reason gives every
-    part (the ones that fail when there are more than four); ``details["parts"]`` keeps each part's
-    verdict, reason and numbers."""
-    if not parts:
-        raise ValueError("combine_parts needs at least one part")
-    held = [k for k, v in parts.items() if v.verdict == "reproduced"]
-    failed = [k for k in parts if k not in held]
-    shown = list(parts) if len(parts) <= 4 else failed
-    reason = f"{len(held)} of {len(parts)} parts hold"
-    if shown:
-        reason += "; " + "; ".join(f"{k}: {parts[k].reason}" for k in shown)
-    details = {
-        "parts": {k: {"verdict": v.verdict, "reason": v.reason, **dict(v.details)} for k, v in parts.items()},
-        "indistinguishable": all(v.indistinguishable for v in parts.values()),
-    }
-    verdicts = {v.verdict for v in parts.values()}
-    if len(verdicts) == 1:
-        return Verdict(verdicts.pop(), reason, criterion, details)
-    return Verdict("partly", reason, criterion, details)
-
-
 def all_lower(best: str, others: Sequence[str], final: Mapping[str, np.ndarray]) -> Verdict:
     """``best``'s per-run final regret below each of ``others``', each pair by :func:`check_lower`."""
-    return combine_parts(
-        {f"{best} < {o}": check_lower(final[best], final[o], (best, o)) for o in others},
+    return checks.check_parts(
+        {f"{best} < {o}": checks.check_paired_lower(final[best], final[o], (best, o)) for o in others},
         f"{best} < each of {', '.join(others)} by more than 2 standard errors of the paired differences",
     )
 

@@ -7,6 +7,7 @@ import pytest
 
 from causalbandits_lib.bestfair.algorithms import AlgorithmConfig, identify
 from causalbandits_lib.bestfair.experiments import budget_curves, draw_counts, error_rates
+from causalbandits_lib.core import checks
 
 from .problems import easy_problem
 
@@ -51,27 +52,28 @@ def test_draw_counts_replicates_are_independent_streams():
 
 
 def test_claim_checks_can_fail_and_tell_ties():
-    from causalbandits_lib.bestfair.experiments import check_falls, check_lower, check_mean_at_least, combine_parts
+    from causalbandits_lib.bestfair.experiments import check_falls
 
     rng = np.random.default_rng(0)
     low, high = rng.random(100) < 0.1, rng.random(100) < 0.6
-    assert check_lower(low, high, ("a", "b")).verdict == "reproduced"
-    assert check_lower(high, low, ("b", "a")).verdict == "not reproduced"
-    tie = check_lower(low, low.copy(), ("a", "b"))
-    assert tie.verdict == "partly" and tie.indistinguishable and "within noise" in tie.reason
+    assert checks.check_paired_lower(low, high, ("a", "b")).verdict == "reproduced"
+    assert checks.check_paired_lower(high, low, ("b", "a")).verdict == "not reproduced"
+    tie = checks.check_paired_lower(low, low.copy(), ("a", "b"))
+    assert tie.verdict == "not reproduced" and tie.indistinguishable and "equal in every run" in tie.reason
     # a margin asks for more than a difference
-    assert check_lower(low, high, ("a", "b"), margin=0.45).verdict != "reproduced"
+    assert checks.check_paired_lower(low, high, ("a", "b"), margin=0.45).verdict != "reproduced"
     assert check_falls(np.zeros(5), np.zeros(5)).verdict == "reproduced"  # nothing to fall
     assert check_falls(low, high).verdict == "not reproduced"
-    assert check_mean_at_least(high, 0.3).verdict == "reproduced"
-    assert check_mean_at_least(low, 0.3).verdict == "not reproduced"
-    assert check_mean_at_least(np.array([0.0, 1.0]), 0.5).verdict == "partly"
-    yes, no = check_lower(low, high, ("a", "b")), check_lower(high, low, ("b", "a"))
-    assert combine_parts({"1": yes, "2": yes}, "r").verdict == "reproduced"
-    assert combine_parts({"1": yes, "2": no}, "r").verdict == "partly"
-    assert combine_parts({"1": no, "2": no}, "r").verdict == "not reproduced"
-    assert combine_parts({"1": yes, "2": tie}, "r").verdict == "partly"
-    assert combine_parts({"1": yes, "2": tie}, "r", ties_hold=True).verdict == "reproduced"
-    assert combine_parts({"1": tie, "2": tie}, "r", ties_hold=True).verdict == "partly"
-    both = combine_parts({"1": yes, "2": no}, "r")
+    assert checks.check_mean_above(high, 0.3).verdict == "reproduced"
+    assert checks.check_mean_above(low, 0.3).verdict == "not reproduced"
+    assert checks.check_mean_above(np.array([0.0, 1.0]), 0.5).verdict == "partly"
+    yes, no = checks.check_paired_lower(low, high, ("a", "b")), checks.check_paired_lower(high, low, ("b", "a"))
+    assert checks.check_parts({"1": yes, "2": yes}, "r").verdict == "reproduced"
+    assert checks.check_parts({"1": yes, "2": no}, "r").verdict == "partly"
+    assert checks.check_parts({"1": no, "2": no}, "r").verdict == "not reproduced"
+    assert checks.check_parts({"1": yes, "2": tie}, "r").verdict == "partly"
+    assert checks.check_parts({"1": tie, "2": tie}, "r").verdict == "not reproduced"  # a strict claim fails on ties
+    assert checks.check_parts({"1": yes, "2": tie}, "r", ties_hold=True).verdict == "reproduced"
+    assert checks.check_parts({"1": tie, "2": tie}, "r", ties_hold=True).verdict == "partly"
+    both = checks.check_parts({"1": yes, "2": no}, "r")
     assert both.details["parts"]["2"]["verdict"] == "not reproduced"

@@ -10,6 +10,7 @@ from causalbandits_lib.cclb import experiments as E
 from causalbandits_lib.cclb.algorithms import CCLB, OFULogPlus
 from causalbandits_lib.cclb.environment import FairLogisticBandit
 from causalbandits_lib.cclb.model import THETA_STAR
+from causalbandits_lib.core import checks
 from causalbandits_lib.core.runner import simulate
 
 from .support import GEN, played_data
@@ -139,13 +140,13 @@ def test_levels_off_accepts_a_curve_back_at_zero_and_rejects_growth():
 
 def test_mean_above_and_combine():
     x = np.array([0.7, 0.72, 0.74, 0.71])
-    assert E.check_mean_above(x, 0.5).verdict == "reproduced"
-    assert E.check_mean_above(x, 0.9).verdict == "not reproduced"
-    noisy = E.check_mean_above(np.array([0.2, 0.8, 0.3, 0.9]), 0.5)
+    assert checks.check_mean_above(x, 0.5).verdict == "reproduced"
+    assert checks.check_mean_above(x, 0.9).verdict == "not reproduced"
+    noisy = checks.check_mean_above(np.array([0.2, 0.8, 0.3, 0.9]), 0.5)
     assert noisy.verdict == "partly" and noisy.indistinguishable
-    ok, bad = E.check_mean_above(x, 0.5), E.check_mean_above(x, 0.9)
-    assert E.combine({"a": ok, "b": ok}).verdict == "reproduced"
-    assert E.combine({"a": bad, "b": bad}).verdict == "not reproduced"
-    both = E.combine({"a": ok, "b": bad})
+    ok, bad = checks.check_mean_above(x, 0.5), checks.check_mean_above(x, 0.9)
+    assert checks.check_parts({"a": ok, "b": ok}).verdict == "reproduced"
+    assert checks.check_parts({"a": bad, "b": bad}).verdict == "not reproduced"
+    both = checks.check_parts({"a": ok, "b": bad})
     assert both.verdict == "partly" and set(both.details["parts"]) == {"a", "b"}
-    assert E.combine({"a": ok, "b": noisy}).verdict == "partly"
+    assert checks.check_parts({"a": ok, "b": noisy}).verdict == "partly"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from causalbandits_lib.core import checks
 from causalbandits_lib.core.curves import summarise_checkpoints
 from causalbandits_lib.core.runner import simulate
 from causalbandits_lib.fairx import algorithms as alg
@@ -162,7 +163,7 @@ def test_rate_test_on_checkpoints_recovers_exponents():
     assert ex.rate_test(_run(1.0), exponent=0.5, mode="at_most", margin=0.1).verdict == "not reproduced"
     assert ex.rate_test(_run(1.0), exponent=1.0, mode="equal", margin=0.1).verdict == "reproduced"
     assert ex.rate_test(_run(0.5), check=checks.check_sublinear).verdict == "reproduced"
-    neg = ex.negated(ex.rate_test(_run(1.0), exponent=0.5, mode="at_most", margin=0.1), "not at most sqrt T")
+    neg = checks.negate(ex.rate_test(_run(1.0), exponent=0.5, mode="at_most", margin=0.1), "not at most sqrt T")
     assert neg.verdict == "reproduced"
     assert ex.check_slope_below(_run(0.5), _run(1.0)).verdict == "reproduced"
     assert ex.check_slope_below(_run(1.0), _run(0.5)).verdict == "not reproduced"
@@ -174,19 +175,19 @@ def test_mean_checks_bootstrap_and_combine():
 
     rng = np.random.default_rng(0)
     x = 1.0 + 0.01 * rng.normal(size=20)
-    assert ex.check_mean_above(x, 0.5).verdict == "reproduced"
-    assert ex.check_mean_above(x, 2.0).verdict == "not reproduced"
+    assert checks.check_mean_above(x, 0.5).verdict == "reproduced"
+    assert checks.check_mean_above(x, 2.0).verdict == "not reproduced"
     # a bound at or above the trivial one is not testable; below it, the mean and its se decide
     assert ex.check_mean_below_bound(x, 5.0, 2.0).verdict == "not testable here"
     assert ex.check_mean_below_bound(x, 1.5, 2.0).verdict == "reproduced"
     assert ex.check_mean_below_bound(x, 0.5, 2.0).verdict == "not reproduced"
     narrow, wide = rng.normal(size=30), 3.0 * rng.normal(size=30)
     sd = lambda a: float(a.std(ddof=1))  # noqa: E731
-    assert ex.check_bootstrap_increase(sd, narrow, wide, "sd").verdict == "reproduced"
-    assert ex.check_bootstrap_increase(sd, wide, narrow, "sd").verdict == "not reproduced"
-    same = ex.check_bootstrap_increase(sd, narrow, narrow.copy(), "sd")
+    assert checks.check_bootstrap_increase(sd, narrow, wide, "sd").verdict == "reproduced"
+    assert checks.check_bootstrap_increase(sd, wide, narrow, "sd").verdict == "not reproduced"
+    same = checks.check_bootstrap_increase(sd, narrow, narrow.copy(), "sd")
     assert same.verdict == "partly" and same.indistinguishable
-    ok, bad = ex.check_mean_above(x, 0.5), ex.check_mean_above(x, 2.0)
-    assert ex.combine({"a": ok, "b": ok}).verdict == "reproduced"
-    assert ex.combine({"a": bad, "b": bad}).verdict == "not reproduced"
-    assert ex.combine({"a": ok, "b": bad}).verdict == "partly"
+    ok, bad = checks.check_mean_above(x, 0.5), checks.check_mean_above(x, 2.0)
+    assert checks.check_parts({"a": ok, "b": ok}).verdict == "reproduced"
+    assert checks.check_parts({"a": bad, "b": bad}).verdict == "not reproduced"
+    assert checks.check_parts({"a": ok, "b": bad}).verdict == "partly"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from causalbandits_lib.core import checks
 from causalbandits_lib.core.environments import BernoulliBandit, ContextualBernoulliBandit
 from causalbandits_lib.core.runner import simulate
 from causalbandits_lib.pcb import algorithms as A
@@ -107,18 +108,21 @@ def test_eliminated_arm_pulls_by_hand():
 
 
 def test_claim_checks_pair_runs_and_test_bounds_only_where_informative():
-    from causalbandits_lib.pcb.experiments import all_lower, check_lower, combine_parts, regret_bound_verdict
+    from causalbandits_lib.pcb.experiments import all_lower, regret_bound_verdict
 
     rng = np.random.default_rng(0)
     base = rng.normal(100.0, 20.0, size=50)
     final = {"a": base - 10 + rng.normal(0, 1, 50), "b": base, "c": base + rng.normal(0, 1, 50)}
-    assert check_lower(final["a"], final["b"], ("a", "b")).verdict == "reproduced"
-    assert check_lower(final["b"], final["a"], ("b", "a")).verdict == "not reproduced"
-    tie = check_lower(final["b"], final["b"].copy(), ("b", "b2"))
-    assert tie.verdict == "partly" and tie.indistinguishable and "within noise" in tie.reason
+    assert checks.check_paired_lower(final["a"], final["b"], ("a", "b")).verdict == "reproduced"
+    assert checks.check_paired_lower(final["b"], final["a"], ("b", "a")).verdict == "not reproduced"
+    tie = checks.check_paired_lower(final["b"], final["b"].copy(), ("b", "b2"))
+    assert tie.verdict == "not reproduced" and tie.indistinguishable and "equal in every run" in tie.reason
     assert all_lower("a", ["b", "c"], final).verdict == "reproduced"
     assert all_lower("c", ["a", "b"], final).verdict in ("not reproduced", "partly")
-    assert combine_parts({"x": tie, "y": check_lower(final["a"], final["b"], ("a", "b"))}, "r").verdict == "partly"
+    assert (
+        checks.check_parts({"x": tie, "y": checks.check_paired_lower(final["a"], final["b"], ("a", "b"))}, "r").verdict
+        == "partly"
+    )
     # a regret bound: vacuous (above Δmax·t everywhere) -> not testable, with the horizon where it bites
     t = np.arange(1, 1001)
     curves = np.tile(0.05 * t, (4, 1))
