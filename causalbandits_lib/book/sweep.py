@@ -20,6 +20,7 @@ separated by ``;`` (``taus=[0.1,0.2];[0.3]``). Every point is validated before a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -28,7 +29,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..core.parallel import TaskOutcome, map_tasks
 from .params import NotebookSpec, ParameterError, parse_cli_value
@@ -123,25 +124,63 @@ def point_id(spec: NotebookSpec, given: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------- notebook sweeps
-def run_point(notebook: str, given: dict[str, Any], point_dir: str) -> dict[str, Any]:
-    """Execute one grid point and move its record atomically to ``point_dir/record.json``.
+class PointBusyError(RuntimeError):
+    """Another process holds the lock of a point's folder (the same point is being run)."""
 
-    Runs in a worker process. The notebook writes its record atomically into a scratch folder of
-    the point; the rename into place is atomic too, so an interrupted point leaves no record.
+
+@contextlib.contextmanager
+def point_lock(folder: Path) -> Iterator[None]:
+    """An exclusive, non-blocking lock on a point's folder (``folder/.lock``), held while the point
+    runs, so that two sweeps (or two grid entries naming the same point) never run one point in
+    one folder at once. The operating system releases it when the holder dies."""
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PointBusyError(
+                f"point {folder.name} is being run by another process (lock {folder / '.lock'})"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def run_point(notebook: str, given: dict[str, Any], point_dir: str) -> dict[str, Any]:
+    """Execute one grid point and move its notebook and record into ``point_dir``.
+
+    Runs in a worker process or thread and changes nothing process-wide. The point's folder is
+    locked while it runs; the execution writes into a fresh staging folder of the point, the record
+    is checked against the point (notebook and resolved parameters) and only then moved to
+    ``point_dir/record.json`` (atomically, after the notebook), so an interrupted or mixed-up point
+    leaves no record.
     """
-    from .execution import execute_notebook
+    import tempfile
+
+    from .execution import check_record_matches, execute_notebook
     from .notebook import find_notebook_spec
 
     spec = find_notebook_spec(notebook)
     folder = Path(point_dir)
-    work = folder / "work"
-    if work.exists():
-        shutil.rmtree(work)
-    started = time.perf_counter()
-    result = execute_notebook(spec, given, work, work, progress=False)
-    os.replace(result.output, folder / "notebook.ipynb")
-    os.replace(result.record, folder / "record.json")
-    shutil.rmtree(work, ignore_errors=True)
+    if not folder.is_absolute():
+        raise ValueError(f"point_dir must be an absolute path, got {point_dir!r}")
+    with point_lock(folder):
+        work = Path(tempfile.mkdtemp(prefix=".work-", dir=folder))
+        try:
+            started = time.perf_counter()
+            result = execute_notebook(spec, given, work, work, progress=False)
+            check_record_matches(result.record, spec, given)
+            os.replace(result.output, folder / "notebook.ipynb")
+            os.replace(result.record, folder / "record.json")
+            try:
+                (folder / "error.txt").unlink()  # a failure of an earlier attempt no longer applies
+            except FileNotFoundError:
+                pass
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return {"seconds": time.perf_counter() - started, "pid": os.getpid()}
 
 
@@ -172,7 +211,7 @@ def run_sweep(
     log: Callable[[str], None] = print,
 ) -> SweepReport:
     """Execute every point that has no valid record yet; see the module docstring."""
-    out = Path(out)
+    out = Path(out).resolve()  # workers may run in other folders (or other threads of a process)
     base = out / spec.chapter / spec.name
     base.mkdir(parents=True, exist_ok=True)
     todo, ids = [], []

@@ -194,3 +194,36 @@ def test_killed_worker_loses_nothing_and_resume_completes(tmp_path):
     assert all(after[k] == v for k, v in before.items())  # existing records untouched, none duplicated
     ids = [json.loads((base / pid / "point.json").read_text())["parameters"]["seed"] for pid in after]
     assert sorted(ids) == [0, 1, 2, 3]
+
+
+@pytest.mark.notebooks
+def test_dask_worker_with_two_threads_files_every_record_under_its_point(tmp_path, monkeypatch):
+    """Issue 18, item 1: two points executing at once in one worker process (a Dask worker with two
+    threads) must not share a working directory or environment: every point's record is its own,
+    nothing lands in the checkout, and the relative --out is resolved once, in the caller."""
+    from distributed import LocalCluster
+
+    from causalbandits_lib.book import paths
+
+    nb = "primer/01_bandits_and_regret"
+    before = {p for p in (paths.notebooks_dir() / "primer").rglob("*")}
+    monkeypatch.chdir(tmp_path)
+    with LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        code = main(
+            ["sweep", nb, "-p", "seed=0:4", "-p", "T=200", "-p", "n_runs=4", "--profile", "smoke"]
+            + ["--out", "out", "--scheduler", cluster.scheduler_address, "--retries", "0"]
+        )
+    assert code == 0
+    base = tmp_path / "out" / "primer" / "01_bandits_and_regret"
+    seeds = []
+    for point in sorted(base.glob("*/point.json")):
+        wanted = json.loads(point.read_text())
+        rec = records.load_record(point.parent / "record.json")
+        assert rec["notebook"] == nb and rec["parameters"] == wanted["parameters"], point.parent.name
+        seeds.append(rec["parameters"]["seed"])
+    assert sorted(seeds) == [0, 1, 2, 3]
+    table, problems = collect(tmp_path / "out")
+    assert not problems and sorted(table["seed"]) == [0, 1, 2, 3]
+    assert {p for p in (paths.notebooks_dir() / "primer").rglob("*")} == before  # nothing in the checkout
