@@ -1,7 +1,9 @@
 """The ``causalbandits`` command: list, run, sweep, sensitivity, collect, report, cite and diff.
 
 Exit codes: 0 success (for ``diff``: the results are identical); 2 bad arguments or parameters
-(nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` found differences.
+(nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` found differences;
+130 interrupted (Ctrl-C, SIGINT), 143 terminated (SIGTERM). Every error ends in one line
+``causalbandits: error: ...`` naming the thing, the value and what is allowed.
 """
 
 from __future__ import annotations
@@ -13,13 +15,46 @@ from typing import Sequence
 
 from . import paths
 from .params import ParameterError, SpecError
+from .records import RecordError
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def _err(msg: str) -> None:
     print(f"causalbandits: error: {msg}", file=sys.stderr)
+
+
+def _check_not_a_file(path: Path, option: str) -> None:
+    for parent in [path.absolute(), *path.absolute().parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ParameterError(f"{option} {path}: {parent} is a file, not a folder; give a folder")
+            return
+
+
+def writable_folder(path: Path, option: str) -> Path:
+    """Check, before anything runs, that ``path`` is (or can be made) a folder this process can
+    write in; returns it absolute.
+
+    Raises
+    ------
+    ParameterError
+        Naming the option and the path (exit code 2).
+    """
+    import tempfile
+
+    path = Path(path).expanduser().absolute()
+    _check_not_a_file(path, option)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ParameterError(f"{option} {path}: cannot write there ({exc.strerror or exc}); give a writable folder")
+    return path
 
 
 # ---------------------------------------------------------------------------- list
@@ -63,10 +98,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     notebooks = resolve_target(args.target)
     injected = parse_assignments(args.param or [], notebooks, profile=args.profile)  # validates everything first
-    out = Path(args.out)
-    record_dir = Path(args.record_dir) if args.record_dir else out
     if args.jobs < 1:
         raise ParameterError(f"--jobs {args.jobs}: give a positive number of worker processes")
+    if args.record_dir:
+        _check_not_a_file(Path(args.out), "--out")
+        record_dir = writable_folder(Path(args.record_dir), "--record-dir")
+    out = writable_folder(Path(args.out), "--out")
+    record_dir = record_dir if args.record_dir else out
     if args.jobs > 1 and len(notebooks) > 1:
         return _run_parallel(notebooks, injected, out, record_dir, args)
     done = []
@@ -235,7 +273,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise ParameterError(f"sweep runs one notebook; {args.target!r} names {len(notebooks)}: give CHAPTER/NOTEBOOK")
     spec = notebooks[0]
     points = expand_grid(spec, args.param or [], profile=args.profile)  # validates every point first
-    report = run_sweep(spec, points, Path(args.out), jobs=args.jobs, scheduler=args.scheduler, retries=args.retries)
+    out = writable_folder(Path(args.out), "--out")
+    report = run_sweep(spec, points, out, jobs=args.jobs, scheduler=args.scheduler, retries=args.retries)
     print(
         f"{len(report.done)} point(s) run, {len(report.skipped)} skipped (already recorded), {len(report.failed)} "
         "failed; "
@@ -430,6 +469,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         _err(str(exc))
         return EXIT_USAGE
+    except RecordError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
     except KeyboardInterrupt:
         _err("interrupted")
         return 130

@@ -178,6 +178,32 @@ def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
     return IPCKernelManager
 
 
+def _keep_failed_copy(staged: Path, output: Path) -> Path | None:
+    """Move a failed execution's notebook to ``NAME.failed.ipynb`` beside the final output (never to
+    the final output itself, where an older notebook may sit beside its record)."""
+    if not staged.is_file():
+        return None
+    failed = output.with_name(output.stem + ".failed.ipynb")
+    os.replace(staged, failed)
+    return failed
+
+
+def _running_cell(staged: Path) -> str:
+    """Which cell was executing when the kernel died or a cell timed out, from the copy papermill
+    saves after every cell ("cell N: first line of its source")."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(staged, as_version=4)
+    except Exception:  # noqa: BLE001 - no copy, or a half-written one: say so
+        return "an unknown cell"
+    for i, cell in enumerate(nb.cells, 1):
+        if cell.get("metadata", {}).get("papermill", {}).get("status") == "running":
+            first = next((line for line in cell.source.splitlines() if line.strip()), "")
+            return f"cell {i} ({first[:60]!r})"
+    return "an unknown cell"
+
+
 def check_record_matches(path: Path, spec: NotebookSpec, parameters: Mapping[str, Any]) -> dict[str, Any]:
     """Load the record at ``path`` and check that it is the record of ``spec`` run with
     ``parameters`` (resolved against the profile): a record filed under the wrong point must never
@@ -237,6 +263,7 @@ def execute_notebook(
     import tempfile
 
     import papermill
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     out_dir = Path(out_dir).resolve()
@@ -276,13 +303,19 @@ def execute_notebook(
                 kernel_manager_class=_ipc_kernel_manager(str(paths.notebooks_dir() / spec.chapter), env),
             )
         except PapermillExecutionError as exc:
-            failed = output.with_name(f"{spec.name}.failed.ipynb")
-            if staged_nb.is_file():
-                os.replace(staged_nb, failed)
+            failed = _keep_failed_copy(staged_nb, output)
             raise ExecutionError(
                 f"notebook {spec.id} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue} "
                 f"(executed copy: {failed})"
             ) from None
+        except (DeadKernelError, CellTimeoutError) as exc:
+            cell = _running_cell(staged_nb)
+            failed = _keep_failed_copy(staged_nb, output)
+            if isinstance(exc, CellTimeoutError):
+                what = f"timed out after {timeout} s (--timeout)"
+            else:
+                what = "stopped: its kernel died (killed, or out of memory?)"
+            raise ExecutionError(f"notebook {spec.id} {what} in {cell} (executed copy: {failed})") from None
         if not staged_record.is_file():
             raise ExecutionError(f"notebook {spec.id} ran but wrote no record; does its last cell call nb.finish()?")
         check_record_matches(staged_record, spec, parameters)

@@ -258,5 +258,7 @@ def write_reproducibility(
     ``book/reproducibility.md`` and ``book/_reproduction_summary.md``)."""
     results_dir = paths.paper_results_dir() if results_dir is None else Path(results_dir)
     page = paths.book_root() / "book" / "reproducibility.md" if page is None else Path(page)
-    atomic_write_text(page.parent / SUMMARY_NAME, render_summary(chapters, results_dir))
-    return atomic_write_text(page, render_reproducibility(chapters, results_dir, page.parent))
+    summary = render_summary(chapters, results_dir)  # both rendered (every record checked) before
+    text = render_reproducibility(chapters, results_dir, page.parent)  # either page is written
+    atomic_write_text(page.parent / SUMMARY_NAME, summary)
+    return atomic_write_text(page, text)

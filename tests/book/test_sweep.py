@@ -20,6 +20,7 @@ from causalbandits_lib.book.sweep import collect, expand_grid, point_id
 from causalbandits_lib.core.parallel import map_tasks
 
 from . import sweep_tasks
+from .fake import fake_record
 
 NB = "primer/02_seeing_and_doing"
 
@@ -91,8 +92,7 @@ def test_a_task_that_kills_its_worker_is_retried(how, tmp_path):
 
 
 def _fake_record(folder: Path, seed: int, value: float):
-    rec = {k: {} for k in records.REQUIRED_KEYS if k not in ("schema", "content_hash")}
-    rec.update(
+    rec = fake_record(
         notebook=NB,
         profile="smoke",
         parameters={"profile": "smoke", "seed": seed},
