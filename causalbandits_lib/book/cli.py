@@ -127,8 +127,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(
             f"      executed in {result.seconds:.1f} s -> {result.output}\n      record -> {result.record}", flush=True
         )
+        _announce_stand_ins(result.record)
     print(f"{len(done)} notebook(s) executed; records under {record_dir.resolve()}")
     return 0
+
+
+def _announce_stand_ins(record: Path) -> None:
+    """Say on the console when a notebook ran on synthetic stand-in data."""
+    from .provenance import stand_ins
+    from .records import load_record
+
+    try:
+        data = load_record(record)["data"]
+    except RecordError:
+        return
+    for d in data:
+        if d.get("name") in stand_ins(data):
+            print(
+                f"      STAND-IN DATA: {d['name']} was replaced by a synthetic stand-in "
+                f"({d.get('reason', 'no reason given')}); "
+                "claims about that data set are 'not testable here'",
+                flush=True,
+            )
 
 
 def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int:
@@ -150,6 +170,7 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
         if outcome.ok:
             seconds, output, record = outcome.result
             print(f"  {nb.id}: executed in {seconds:.1f} s -> {output}\n      record -> {record}", flush=True)
+            _announce_stand_ins(Path(record))
         else:
             print(f"  {nb.id}: FAILED", flush=True)
 
@@ -191,6 +212,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- cite
 def cite_text(record: dict, path: Path) -> tuple[str, str]:
     """BibTeX and plain-text citations of a record."""
+    from .provenance import stand_ins
+
     nb = record["notebook"]
     git = record["git"]
     commit = git.get("commit") or "unknown"
@@ -206,6 +229,9 @@ def cite_text(record: dict, path: Path) -> tuple[str, str]:
     for c in record["claims"]:
         verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
     vtext = ", ".join(f"{n} {v}" for v, n in verdicts.items()) or "no claims"
+    synthetic = stand_ins(record["data"])
+    if synthetic:
+        vtext += f"; data: synthetic stand-in for {', '.join(synthetic)}, not the real data set"
     title = f"{record.get('title', nb)}: reproduction record ({params.get('profile')} profile)"
     bib = "\n".join(
         [
@@ -245,6 +271,7 @@ def _bib_escape(s: str) -> str:
 
 
 def cmd_cite(args: argparse.Namespace) -> int:
+    from .provenance import replaceable_stand_ins
     from .records import RecordError, load_record
 
     path = Path(args.record)
@@ -252,6 +279,13 @@ def cmd_cite(args: argparse.Namespace) -> int:
         record = load_record(path)
     except RecordError as exc:
         _err(str(exc))
+        return EXIT_FAILED
+    missing = replaceable_stand_ins(record["data"])
+    if missing and record["profile"] == "paper" and not args.allow_stand_in:
+        _err(
+            f"{path}: a paper-profile record that ran on the synthetic stand-in for {', '.join(missing)}, not the "
+            "real data; re-run it with the data in place, or pass --allow-stand-in to cite it as such"
+        )
         return EXIT_FAILED
     bib, text = cite_text(record, path)
     if args.format in ("bibtex", "both"):
@@ -448,6 +482,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cite", help="print a citation that pins a record")
     p.add_argument("record", help="path to a record (.json)")
     p.add_argument("--format", choices=("bibtex", "text", "both"), default="both")
+    p.add_argument(
+        "--allow-stand-in",
+        action="store_true",
+        help="cite a paper-profile record that ran on a synthetic stand-in (the citation says so)",
+    )
     p.set_defaults(func=cmd_cite)
 
     p = sub.add_parser("diff", help="compare the results (metrics, curves, claims) of two records or folders")

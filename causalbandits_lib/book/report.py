@@ -15,6 +15,7 @@ from ..core.checks import RESULT_KINDS, VERDICTS
 from . import paths
 from .claims import format_value
 from .params import ChapterSpec
+from .provenance import replaceable_stand_ins
 from .records import RecordError, atomic_write_text, load_record
 
 __all__ = ["render_reproducibility", "render_summary", "write_reproducibility", "SUMMARY_NAME"]
@@ -133,6 +134,13 @@ def _load_paper_record(path: Path) -> dict[str, Any]:
         raise RecordError(
             f"cannot build the reproducibility page from {path}: its profile is {rec.get('profile')!r}; "
             "the page is built from paper-profile records only (make reproduce)"
+        )
+    missing = replaceable_stand_ins(rec["data"])
+    if missing:
+        raise RecordError(
+            f"cannot build the reproducibility page from {path}: it ran on the synthetic stand-in for "
+            f"{', '.join(missing)}, not the real data; put the data in place (CAUSALBANDITS_DATA_DIR) and re-run "
+            "make reproduce"
         )
     return _with_sensitivity(rec, path)
 

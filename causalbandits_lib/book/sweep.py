@@ -41,6 +41,7 @@ __all__ = [
     "point_id",
     "SweepReport",
     "run_sweep",
+    "stale_reason",
     "collect",
     "table_hash",
 ]
@@ -193,12 +194,74 @@ class SweepReport:
     seconds: float = 0.0
 
 
-def _valid_record(path: Path, notebook: str, values: Mapping[str, Any]) -> bool:
+class _Now:
+    """What a recorded point is compared with on resume, computed once per sweep: the checkout's
+    commit, the library's current source, and which real data sets are available."""
+
+    def __init__(self):
+        self._commit: str | None | bool = False
+        self._data: dict[str, bool] = {}
+        self._library: dict[tuple[str, ...], str] = {}
+
+    def commit(self) -> str | None:
+        if self._commit is False:
+            from . import paths
+            from .provenance import git_info
+
+            self._commit = git_info(paths.book_root())["commit"]
+        return self._commit  # type: ignore[return-value]
+
+    def library(self, modules: Sequence[str]) -> str:
+        from .provenance import library_fingerprint
+
+        key = tuple(sorted(modules))
+        if key not in self._library:
+            self._library[key] = library_fingerprint(key)["source_hash"]
+        return self._library[key]
+
+    def data(self, name: str) -> bool:
+        from .provenance import real_data_available
+
+        if name not in self._data:
+            self._data[name] = real_data_available(name)
+        return self._data[name]
+
+
+def stale_reason(path: Path, notebook: str, values: Mapping[str, Any], now: _Now | None = None) -> str | None:
+    """Why the record at ``path`` does not count as the point's result (None: it does).
+
+    A point's record counts when it is valid, of this notebook and these resolved parameters,
+    produced by the library code and the commit there are now, and not on a stand-in for data that
+    are available now.
+    """
+    from .provenance import replaceable_stand_ins
+
+    now = now or _Now()
     try:
         rec = load_record(path)
-    except RecordError:
-        return False
-    return rec["notebook"] == notebook and rec["parameters"] == dict(values)
+    except RecordError as exc:
+        return f"invalid record ({exc})"
+    if rec["notebook"] != notebook:
+        return f"the record is of notebook {rec['notebook']!r}"
+    if rec["parameters"] != dict(values):
+        wrong = sorted(k for k in set(rec["parameters"]) | set(values) if rec["parameters"].get(k) != values.get(k))
+        return "recorded with other parameters: " + ", ".join(
+            f"{k}={rec['parameters'].get(k)!r} (expected {values.get(k)!r})" for k in wrong
+        )
+    modules = rec["library"].get("modules")
+    if not isinstance(modules, dict) or now.library(list(modules)) != rec["library"].get("source_hash"):
+        return "the library code changed since it was recorded"
+    commit = rec["git"].get("commit")
+    if commit != now.commit():
+        return f"recorded at commit {str(commit)[:10]}, the checkout is at {str(now.commit())[:10]}"
+    for name in replaceable_stand_ins(rec["data"]):
+        if now.data(name):
+            return f"recorded on the synthetic stand-in for {name}; the real data are available now"
+    return None
+
+
+def _valid_record(path: Path, notebook: str, values: Mapping[str, Any]) -> bool:
+    return stale_reason(path, notebook, values) is None
 
 
 def run_sweep(
@@ -216,13 +279,17 @@ def run_sweep(
     base.mkdir(parents=True, exist_ok=True)
     todo, ids = [], []
     report = SweepReport(total=len(points))
+    now = _Now()
     for given in points:
         pid = point_id(spec, given)
         folder = base / pid
         values, _ = spec.resolve(given)
-        if _valid_record(folder / "record.json", spec.id, values):
-            report.skipped.append(pid)
-            continue
+        if (folder / "record.json").exists():
+            why = stale_reason(folder / "record.json", spec.id, values, now)
+            if why is None:
+                report.skipped.append(pid)
+                continue
+            log(f"  {pid}: running again: {why}")
         folder.mkdir(exist_ok=True)
         atomic_write_text(
             folder / "point.json",
@@ -260,7 +327,8 @@ def run_sweep(
 def collect(folder: Path, metrics: Sequence[str] | None = None):
     """Gather the records of a sweep into a DataFrame (one row per point).
 
-    Columns: ``notebook``, ``point``, every parameter, then the chosen metrics (default: every
+    Columns: ``notebook``, ``point``, ``stand_in`` (the synthetic stand-ins the point ran on, comma
+    separated; empty for none), every parameter, then the chosen metrics (default: every
     scalar metric). Rows are sorted by notebook and parameters.
 
     Returns
@@ -271,6 +339,8 @@ def collect(folder: Path, metrics: Sequence[str] | None = None):
     """
     import pandas as pd
 
+    from .provenance import stand_ins
+
     folder = Path(folder)
     rows, problems = [], []
     for path in sorted(folder.rglob("record.json")):
@@ -280,6 +350,7 @@ def collect(folder: Path, metrics: Sequence[str] | None = None):
             problems.append(str(exc))
             continue
         row: dict[str, Any] = {"notebook": rec["notebook"], "point": path.parent.name}
+        row["stand_in"] = ",".join(stand_ins(rec["data"]))  # synthetic data sets used in place of real ones
         for k, v in rec["parameters"].items():
             row[k] = json.dumps(v) if isinstance(v, (list, dict)) else v
         for k, v in rec["metrics"].items():
@@ -288,7 +359,7 @@ def collect(folder: Path, metrics: Sequence[str] | None = None):
         rows.append(row)
     table = pd.DataFrame(rows)
     if len(table):
-        params = [c for c in table.columns if c not in ("notebook", "point") and not c.count(".")]
+        params = [c for c in table.columns if c not in ("notebook", "point", "stand_in") and not c.count(".")]
         table = table.sort_values(["notebook", *params], kind="stable").reset_index(drop=True)
     return table, problems
 
