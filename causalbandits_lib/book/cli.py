@@ -94,12 +94,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
+    from .bounds import check_jobs, check_memory
     from .execution import ExecutionError, execute_notebook, parse_assignments, resolve_target
 
     notebooks = resolve_target(args.target)
     injected = parse_assignments(args.param or [], notebooks, profile=args.profile)  # validates everything first
-    if args.jobs < 1:
-        raise ParameterError(f"--jobs {args.jobs}: give a positive number of worker processes")
+    check_jobs(args.jobs, args.force)
+    at_once = min(args.jobs, len(notebooks))
+    for nb in notebooks:
+        check_memory(nb.id, nb.resolve(injected[nb.id])[0], at_once=at_once, force=args.force)
     if args.record_dir:
         _check_not_a_file(Path(args.out), "--out")
         record_dir = writable_folder(Path(args.record_dir), "--record-dir")
@@ -299,14 +302,22 @@ def cmd_cite(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- sweep / collect
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from .bounds import check_jobs, check_memory, estimate_bytes
     from .execution import resolve_target
-    from .sweep import expand_grid, run_sweep
+    from .sweep import count_grid, expand_grid, run_sweep
 
     notebooks = resolve_target(args.target)
     if len(notebooks) != 1:
         raise ParameterError(f"sweep runs one notebook; {args.target!r} names {len(notebooks)}: give CHAPTER/NOTEBOOK")
     spec = notebooks[0]
-    points = expand_grid(spec, args.param or [], profile=args.profile)  # validates every point first
+    check_jobs(args.jobs, args.force)
+    total, _ = count_grid(spec, args.param or [])
+    points = expand_grid(spec, args.param or [], profile=args.profile, max_points=args.max_points)  # validates all
+    if len(points) < total:
+        print(f"{total - len(points)} duplicate point(s) merged: {len(points)} distinct point(s)")
+    at_once = min(args.jobs, len(points))
+    worst = max(points, key=lambda p: estimate_bytes(spec.resolve(p)[0]))
+    check_memory(spec.id, spec.resolve(worst)[0], at_once=at_once, force=args.force)
     out = writable_folder(Path(args.out), "--out")
     report = run_sweep(spec, points, out, jobs=args.jobs, scheduler=args.scheduler, retries=args.retries)
     print(
@@ -426,6 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--jobs", type=int, default=1, help="notebooks executed at once, each in its own process [%(default)s]"
     )
+    p.add_argument("--force", action="store_true", help="skip the memory estimate and the --jobs <= cores check")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="execute one notebook over a grid of parameters (joblib or Dask)")
@@ -446,6 +458,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=2,
         help="extra attempts for a point whose task failed or whose worker died [%(default)s]",
+    )
+    p.add_argument("--force", action="store_true", help="skip the memory estimate and the --jobs <= cores check")
+    p.add_argument(
+        "--max-points", type=int, default=None, help="largest grid expanded (default: 10000, counted before expanding)"
     )
     p.set_defaults(func=cmd_sweep)
 

@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import math
 import os
 import shutil
 import time
@@ -37,6 +38,7 @@ from .records import RecordError, atomic_write_text, canonical_json, load_record
 
 __all__ = [
     "SweepError",
+    "count_grid",
     "expand_grid",
     "point_id",
     "SweepReport",
@@ -78,17 +80,63 @@ def _values(param, text: str) -> list[Any]:
     return out
 
 
-def expand_grid(spec: NotebookSpec, assignments: Sequence[str], profile: str | None = None) -> list[dict[str, Any]]:
+def _count(param, text: str) -> int:
+    """How many values ``-p name=text`` gives, without making them (ranges by arithmetic)."""
+    text = text.strip()
+    if param.type.startswith("list["):
+        return sum(1 for p in text.split(";") if p.strip())
+    n = 0
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        pieces = item.split(":")
+        if param.type == "int" and len(pieces) in (2, 3) and all(p.strip().lstrip("-").isdigit() for p in pieces):
+            step = int(pieces[2]) if len(pieces) == 3 else 1
+            n += len(range(int(pieces[0]), int(pieces[1]), step)) if step > 0 else 1
+        else:
+            n += 1
+    return n
+
+
+def count_grid(spec: NotebookSpec, assignments: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """The number of points of a grid (before merging duplicates) and of values per parameter,
+    counted without expanding anything."""
+    declared = spec.all_parameters()
+    counts: dict[str, int] = {}
+    for a in assignments:
+        name, sep, text = a.partition("=")
+        name = name.strip()
+        if sep and name in declared:
+            counts[name] = _count(declared[name], text)
+    return math.prod(counts.values()) if counts else 1, counts
+
+
+def expand_grid(
+    spec: NotebookSpec, assignments: Sequence[str], profile: str | None = None, max_points: int | None = None
+) -> list[dict[str, Any]]:
     """Every combination of the given values, each validated against ``spec``.
 
     Returns the points as the parameters to inject (only those given, plus the profile), in a
-    stable order (the product of the value lists in the order the parameters were given).
+    stable order (the product of the value lists in the order the parameters were given). Points
+    that resolve to the same parameters (``seed=5,5``; ``T=2000`` at the profile whose T is 2000)
+    are merged: the first one is kept.
 
     Raises
     ------
     ParameterError
-        Naming the parameter and the value, for an unknown name or any invalid value; nothing runs.
+        Naming the parameter and the value, for an unknown name or any invalid value, or when the
+        grid has more than ``max_points`` points (default :data:`~causalbandits_lib.book.bounds.MAX_POINTS`;
+        counted before anything is expanded); nothing runs.
     """
+    from .bounds import MAX_POINTS
+
+    cap = MAX_POINTS if max_points is None else max_points
+    total, counts = count_grid(spec, assignments)
+    if total > cap:
+        sizes = " x ".join(f"{n} ({k})" for k, n in counts.items())
+        raise ParameterError(
+            f"the grid has {total} points ({sizes}); at most {cap} are allowed: split the sweep or raise --max-points"
+        )
     declared = spec.all_parameters()
     axes: dict[str, list[Any]] = {}
     for a in assignments:
@@ -111,9 +159,13 @@ def expand_grid(spec: NotebookSpec, assignments: Sequence[str], profile: str | N
             raise ParameterError("give the profile either with --profile or with -p profile=..., not both")
         axes["profile"] = [profile]
     names = list(axes)
-    points = [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
-    for p in points:
-        spec.resolve(p)  # full validation of every point before anything runs
+    points, seen = [], set()
+    for combo in itertools.product(*(axes[n] for n in names)):
+        p = dict(zip(names, combo))
+        pid = point_id(spec, p)  # full validation of every point before anything runs
+        if pid not in seen:
+            seen.add(pid)
+            points.append(p)
     return points or [{}]
 
 
