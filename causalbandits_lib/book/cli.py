@@ -513,9 +513,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that it unwinds like Ctrl-C (workers stopped, staging
+    folders removed) and ends with exit code 143."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import signal
+    import threading
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _main(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
     except (ParameterError, SpecError) as exc:
@@ -527,9 +550,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RecordError as exc:
         _err(str(exc))
         return EXIT_FAILED
+    except Terminated:
+        _err("interrupted by SIGTERM; workers stopped, nothing partial left at the final paths")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
+        _err("interrupted (Ctrl-C); workers stopped, nothing partial left at the final paths")
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

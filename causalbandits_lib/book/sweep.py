@@ -202,6 +202,11 @@ def point_lock(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _remove_staging(folder: Path) -> None:
+    for stale in folder.glob(".work-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
 def run_point(notebook: str, given: dict[str, Any], point_dir: str) -> dict[str, Any]:
     """Execute one grid point and move its notebook and record into ``point_dir``.
 
@@ -221,6 +226,7 @@ def run_point(notebook: str, given: dict[str, Any], point_dir: str) -> dict[str,
     if not folder.is_absolute():
         raise ValueError(f"point_dir must be an absolute path, got {point_dir!r}")
     with point_lock(folder):
+        _remove_staging(folder)  # left by a worker that was killed; nobody else holds the lock
         work = Path(tempfile.mkdtemp(prefix=".work-", dir=folder))
         try:
             started = time.perf_counter()
@@ -370,7 +376,19 @@ def run_sweep(
             )
             atomic_write_text(Path(todo[o.index]["point_dir"]) / "error.txt", o.error or "")
 
-    map_tasks(run_point, todo, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
+    try:
+        map_tasks(run_point, todo, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
+    except KeyboardInterrupt:
+        for task in todo:  # the workers are stopped: remove what they staged, where no one holds the lock
+            with contextlib.suppress(PointBusyError, OSError):
+                with point_lock(Path(task["point_dir"])):
+                    _remove_staging(Path(task["point_dir"]))
+        log(
+            f"sweep {spec.id} interrupted: {len(report.done)} point(s) finished in this run, "
+            f"{len(report.skipped)} were already recorded, {len(todo) - len(report.done) - len(report.failed)} "
+            "not finished (no partial record); re-run the same command to finish them"
+        )
+        raise
     report.seconds = time.perf_counter() - started
     return report
 

@@ -88,7 +88,9 @@ def test_a_task_that_kills_its_worker_is_retried(how, tmp_path):
     assert [o.result for o in out] == [1, 2, 3]
     assert (tmp_path / "m").read_text() == "died once"  # the first attempt did kill its worker
     if "scheduler" not in how:
-        assert out[0].attempts == 2  # joblib: our retry; Dask reschedules a lost task itself
+        # joblib: a death while other tasks run is charged to none of them (each is run again alone);
+        # a death while it ran alone is its own. Dask reschedules a lost task itself.
+        assert out[0].attempts in (1, 2)
 
 
 def _fake_record(folder: Path, seed: int, value: float):
@@ -130,8 +132,10 @@ def test_dask_sweep_equals_serial_sweep(tmp_path):
 
 @pytest.mark.notebooks
 def test_killed_worker_loses_nothing_and_resume_completes(tmp_path):
-    """Kill a joblib worker while it executes a point (no retries): the points it was running are
-    reported failed, no partial record is left, and re-running the command runs exactly those."""
+    """Kill a joblib worker while it executes a point (no retries): the death is not charged to the
+    points that were running beside it (issue 18, item 4): they run again one at a time, the one
+    that was killed too, since it does not die alone; no partial record is left, and re-running the
+    command finds every point done and touches nothing."""
     import psutil
 
     out = tmp_path / "sweep"
@@ -172,8 +176,8 @@ def test_killed_worker_loses_nothing_and_resume_completes(tmp_path):
     assert victim is not None, "no busy worker found to kill"
     victim.send_signal(signal.SIGKILL)
     output, _ = proc.communicate(timeout=600)
-    assert proc.returncode == 1, output
-    assert "FAILED" in output and "worker died" in output
+    assert proc.returncode == 0, output
+    assert "0 failed" in output
 
     base = out / "primer" / "02_seeing_and_doing"
 
@@ -181,14 +185,14 @@ def test_killed_worker_loses_nothing_and_resume_completes(tmp_path):
         return {p.parent.name: p.stat().st_mtime_ns for p in base.glob("*/record.json")}
 
     before = recorded()
-    assert len(before) < 4
+    assert len(before) == 4
     for rec in base.glob("*/record.json"):
         records.load_record(rec)  # every record that exists is complete and valid
-    assert not list(base.rglob("*.tmp"))
+    assert not list(base.rglob("*.tmp")) and not list(base.glob("*/.work-*"))
 
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert f"{len(before)} already done, {4 - len(before)} to run" in again.stdout
+    assert "4 already done, 0 to run" in again.stdout
     after = recorded()
     assert len(after) == 4
     assert all(after[k] == v for k, v in before.items())  # existing records untouched, none duplicated
