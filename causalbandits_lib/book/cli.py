@@ -100,6 +100,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     notebooks = resolve_target(args.target)
     injected = parse_assignments(args.param or [], notebooks, profile=args.profile)  # validates everything first
     check_jobs(args.jobs, args.force)
+    if args.timeout is not None and args.timeout <= 0:
+        raise ParameterError(
+            f"--timeout {args.timeout}: give a positive number of seconds per cell (leave it out for no limit)"
+        )
     at_once = min(args.jobs, len(notebooks))
     for nb in notebooks:
         check_memory(nb.id, nb.resolve(injected[nb.id])[0], at_once=at_once, force=args.force)

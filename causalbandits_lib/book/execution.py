@@ -28,6 +28,7 @@ __all__ = [
     "read_notebook",
     "execute_notebook",
     "check_record_matches",
+    "remove_stale_kernel_folders",
     "Executed",
 ]
 
@@ -141,6 +142,32 @@ class Executed:
     seconds: float
 
 
+_KERNEL_PREFIX = "causalbandits-kernel-"
+
+
+def remove_stale_kernel_folders() -> list[Path]:
+    """Remove the kernel socket folders (``causalbandits-kernel-<pid>-*`` in the temporary folder)
+    whose owning process has exited without cleaning up (killed); returns those removed."""
+    import shutil
+    import tempfile
+
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{_KERNEL_PREFIX}*"):
+        pid = folder.name[len(_KERNEL_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:  # another user's live process
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
 def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
     """A kernel manager for one execution: it starts its kernel in ``cwd`` with ``env`` added to
     this process's environment, and talks to it over local IPC sockets instead of loopback TCP
@@ -158,7 +185,7 @@ def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
-            self._socket_dir = tempfile.mkdtemp(prefix="causalbandits-kernel-")
+            self._socket_dir = tempfile.mkdtemp(prefix=f"{_KERNEL_PREFIX}{os.getpid()}-")
             kwargs.setdefault("transport", "ipc")
             kwargs.setdefault("ip", os.path.join(self._socket_dir, "k"))
             super().__init__(**kwargs)
@@ -275,6 +302,7 @@ def execute_notebook(
     if progress is None:
         progress = sys.stderr.isatty()
     nb = read_notebook(spec)
+    remove_stale_kernel_folders()
     started = time.perf_counter()
     # Everything is written into staging folders beside the final paths first and moved into place
     # only after the record has been checked, so an interrupted or failed execution leaves nothing
