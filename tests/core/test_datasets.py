@@ -100,3 +100,13 @@ def test_stand_in_is_flagged_loudly():
 def test_shared_data_verifies(name):
     got = datasets.fetch(name, allow_download=False, search=[shared_data_dir()])
     assert got.provenance["stand_in"] is False
+
+
+def test_checksum_message_names_the_file_once(tmp_path):
+    spec = DatasetSpec("adult", (DataFile("adult/adult.data", "0" * 64, 1, ()),), "CC BY", "test")
+    (tmp_path / "adult").mkdir()
+    (tmp_path / "adult" / "adult.data").write_bytes(b"x")
+    with pytest.raises(datasets.ChecksumError) as info:
+        datasets.fetch(spec, allow_download=False, search=[tmp_path])
+    assert "adult/adult/adult.data" not in str(info.value)
+    assert str(info.value).count("adult.data") == 2  # the path found, and the registered file
