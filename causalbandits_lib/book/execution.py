@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import paths
-from .notebook import RECORD_DIR_ENV
+from .notebook import RECORD_DIR_ENV, RECORD_SHOWN_AS_ENV
 from .params import ChapterSpec, NotebookSpec, ParameterError, load_all, parse_cli_value
 from .records import to_jsonable
 
@@ -316,6 +316,7 @@ def execute_notebook(
     # kernel gets a fixed one so that re-executions give identical metrics.
     env = {
         RECORD_DIR_ENV: str(staged_records),
+        RECORD_SHOWN_AS_ENV: str(record),
         paths.ROOT_ENV: str(paths.book_root()),
         "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
     }

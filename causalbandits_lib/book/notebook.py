@@ -44,6 +44,8 @@ __all__ = ["RECORD_DIR_ENV", "find_notebook_spec", "setup_notebook", "NotebookRu
 
 #: Environment variable naming the folder records are written to (set by ``causalbandits run``).
 RECORD_DIR_ENV = "CAUSALBANDITS_RECORD_DIR"
+#: The record's final path, when the execution stages it elsewhere first (set by ``causalbandits run``).
+RECORD_SHOWN_AS_ENV = "CAUSALBANDITS_RECORD_FINAL_PATH"
 
 _IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
@@ -305,7 +307,9 @@ class NotebookRun:
         self.record_path = write_record(self.record(), path)
         if show:
             _display_markdown(self.claims_table())
-            print(f"record written to {self.record_path}")
+            # under `causalbandits run` the record is written to a staging folder and moved into place
+            # once the execution has been checked: name the place it will be found
+            print(f"record written to {os.environ.get(RECORD_SHOWN_AS_ENV) or self.record_path}")
         return self.record_path
 
     def run_label(self) -> str:

@@ -132,3 +132,14 @@ def test_cross_parameter_constraints_are_checked_at_validation(tmp_path):
 def test_a_malformed_constraint_is_a_spec_error(tmp_path, constraints, fragment):
     with pytest.raises(SpecError, match=fragment):
         load_chapter(_chapter(tmp_path, constraints))
+
+
+def test_a_point_being_run_elsewhere_is_not_run_again_at_once(tmp_path):
+    """Issue 18, item 4: a re-run started while the first still runs a point must not run it too."""
+    from causalbandits_lib.book.sweep import PointBusyError, point_lock, run_point
+
+    point = tmp_path / "point"
+    with point_lock(point):
+        with pytest.raises(PointBusyError, match="being run by another process"):
+            run_point(NB, {"profile": "smoke"}, str(point))
+    assert not (point / "record.json").exists()
