@@ -1,7 +1,9 @@
 """The ``causalbandits`` command: list, run, sweep, sensitivity, collect, report, cite and diff.
 
 Exit codes: 0 success (for ``diff``: the results are identical); 2 bad arguments or parameters
-(nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` found differences.
+(nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` found differences;
+130 interrupted (Ctrl-C, SIGINT), 143 terminated (SIGTERM). Every error ends in one line
+``causalbandits: error: ...`` naming the thing, the value and what is allowed.
 """
 
 from __future__ import annotations
@@ -13,13 +15,46 @@ from typing import Sequence
 
 from . import paths
 from .params import ParameterError, SpecError
+from .records import RecordError
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def _err(msg: str) -> None:
     print(f"causalbandits: error: {msg}", file=sys.stderr)
+
+
+def _check_not_a_file(path: Path, option: str) -> None:
+    for parent in [path.absolute(), *path.absolute().parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ParameterError(f"{option} {path}: {parent} is a file, not a folder; give a folder")
+            return
+
+
+def writable_folder(path: Path, option: str) -> Path:
+    """Check, before anything runs, that ``path`` is (or can be made) a folder this process can
+    write in; returns it absolute.
+
+    Raises
+    ------
+    ParameterError
+        Naming the option and the path (exit code 2).
+    """
+    import tempfile
+
+    path = Path(path).expanduser().absolute()
+    _check_not_a_file(path, option)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ParameterError(f"{option} {path}: cannot write there ({exc.strerror or exc}); give a writable folder")
+    return path
 
 
 # ---------------------------------------------------------------------------- list
@@ -59,14 +94,24 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
+    from .bounds import check_jobs, check_memory
     from .execution import ExecutionError, execute_notebook, parse_assignments, resolve_target
 
     notebooks = resolve_target(args.target)
     injected = parse_assignments(args.param or [], notebooks, profile=args.profile)  # validates everything first
-    out = Path(args.out)
-    record_dir = Path(args.record_dir) if args.record_dir else out
-    if args.jobs < 1:
-        raise ParameterError(f"--jobs {args.jobs}: give a positive number of worker processes")
+    check_jobs(args.jobs, args.force)
+    if args.timeout is not None and args.timeout <= 0:
+        raise ParameterError(
+            f"--timeout {args.timeout}: give a positive number of seconds per cell (leave it out for no limit)"
+        )
+    at_once = min(args.jobs, len(notebooks))
+    for nb in notebooks:
+        check_memory(nb.id, nb.resolve(injected[nb.id])[0], at_once=at_once, force=args.force)
+    if args.record_dir:
+        _check_not_a_file(Path(args.out), "--out")
+        record_dir = writable_folder(Path(args.record_dir), "--record-dir")
+    out = writable_folder(Path(args.out), "--out")
+    record_dir = record_dir if args.record_dir else out
     if args.jobs > 1 and len(notebooks) > 1:
         return _run_parallel(notebooks, injected, out, record_dir, args)
     done = []
@@ -89,8 +134,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(
             f"      executed in {result.seconds:.1f} s -> {result.output}\n      record -> {result.record}", flush=True
         )
+        _announce_stand_ins(result.record)
     print(f"{len(done)} notebook(s) executed; records under {record_dir.resolve()}")
     return 0
+
+
+def _announce_stand_ins(record: Path) -> None:
+    """Say on the console when a notebook ran on synthetic stand-in data."""
+    from .provenance import stand_ins
+    from .records import load_record
+
+    try:
+        data = load_record(record)["data"]
+    except RecordError:
+        return
+    for d in data:
+        if d.get("name") in stand_ins(data):
+            print(
+                f"      STAND-IN DATA: {d['name']} was replaced by a synthetic stand-in "
+                f"({d.get('reason', 'no reason given')}); "
+                "claims about that data set are 'not testable here'",
+                flush=True,
+            )
 
 
 def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int:
@@ -112,6 +177,7 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
         if outcome.ok:
             seconds, output, record = outcome.result
             print(f"  {nb.id}: executed in {seconds:.1f} s -> {output}\n      record -> {record}", flush=True)
+            _announce_stand_ins(Path(record))
         else:
             print(f"  {nb.id}: FAILED", flush=True)
 
@@ -153,6 +219,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- cite
 def cite_text(record: dict, path: Path) -> tuple[str, str]:
     """BibTeX and plain-text citations of a record."""
+    from .provenance import stand_ins
+
     nb = record["notebook"]
     git = record["git"]
     commit = git.get("commit") or "unknown"
@@ -168,6 +236,9 @@ def cite_text(record: dict, path: Path) -> tuple[str, str]:
     for c in record["claims"]:
         verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
     vtext = ", ".join(f"{n} {v}" for v, n in verdicts.items()) or "no claims"
+    synthetic = stand_ins(record["data"])
+    if synthetic:
+        vtext += f"; data: synthetic stand-in for {', '.join(synthetic)}, not the real data set"
     title = f"{record.get('title', nb)}: reproduction record ({params.get('profile')} profile)"
     bib = "\n".join(
         [
@@ -207,6 +278,7 @@ def _bib_escape(s: str) -> str:
 
 
 def cmd_cite(args: argparse.Namespace) -> int:
+    from .provenance import replaceable_stand_ins
     from .records import RecordError, load_record
 
     path = Path(args.record)
@@ -214,6 +286,13 @@ def cmd_cite(args: argparse.Namespace) -> int:
         record = load_record(path)
     except RecordError as exc:
         _err(str(exc))
+        return EXIT_FAILED
+    missing = replaceable_stand_ins(record["data"])
+    if missing and record["profile"] == "paper" and not args.allow_stand_in:
+        _err(
+            f"{path}: a paper-profile record that ran on the synthetic stand-in for {', '.join(missing)}, not the "
+            "real data; re-run it with the data in place, or pass --allow-stand-in to cite it as such"
+        )
         return EXIT_FAILED
     bib, text = cite_text(record, path)
     if args.format in ("bibtex", "both"):
@@ -227,15 +306,24 @@ def cmd_cite(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- sweep / collect
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from .bounds import check_jobs, check_memory, estimate_bytes
     from .execution import resolve_target
-    from .sweep import expand_grid, run_sweep
+    from .sweep import count_grid, expand_grid, run_sweep
 
     notebooks = resolve_target(args.target)
     if len(notebooks) != 1:
         raise ParameterError(f"sweep runs one notebook; {args.target!r} names {len(notebooks)}: give CHAPTER/NOTEBOOK")
     spec = notebooks[0]
-    points = expand_grid(spec, args.param or [], profile=args.profile)  # validates every point first
-    report = run_sweep(spec, points, Path(args.out), jobs=args.jobs, scheduler=args.scheduler, retries=args.retries)
+    check_jobs(args.jobs, args.force)
+    total, _ = count_grid(spec, args.param or [])
+    points = expand_grid(spec, args.param or [], profile=args.profile, max_points=args.max_points)  # validates all
+    if len(points) < total:
+        print(f"{total - len(points)} duplicate point(s) merged: {len(points)} distinct point(s)")
+    at_once = min(args.jobs, len(points))
+    worst = max(points, key=lambda p: estimate_bytes(spec.resolve(p)[0]))
+    check_memory(spec.id, spec.resolve(worst)[0], at_once=at_once, force=args.force)
+    out = writable_folder(Path(args.out), "--out")
+    report = run_sweep(spec, points, out, jobs=args.jobs, scheduler=args.scheduler, retries=args.retries)
     print(
         f"{len(report.done)} point(s) run, {len(report.skipped)} skipped (already recorded), {len(report.failed)} "
         "failed; "
@@ -353,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--jobs", type=int, default=1, help="notebooks executed at once, each in its own process [%(default)s]"
     )
+    p.add_argument("--force", action="store_true", help="skip the memory estimate and the --jobs <= cores check")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="execute one notebook over a grid of parameters (joblib or Dask)")
@@ -373,6 +462,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=2,
         help="extra attempts for a point whose task failed or whose worker died [%(default)s]",
+    )
+    p.add_argument("--force", action="store_true", help="skip the memory estimate and the --jobs <= cores check")
+    p.add_argument(
+        "--max-points", type=int, default=None, help="largest grid expanded (default: 10000, counted before expanding)"
     )
     p.set_defaults(func=cmd_sweep)
 
@@ -409,6 +502,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cite", help="print a citation that pins a record")
     p.add_argument("record", help="path to a record (.json)")
     p.add_argument("--format", choices=("bibtex", "text", "both"), default="both")
+    p.add_argument(
+        "--allow-stand-in",
+        action="store_true",
+        help="cite a paper-profile record that ran on a synthetic stand-in (the citation says so)",
+    )
     p.set_defaults(func=cmd_cite)
 
     p = sub.add_parser("diff", help="compare the results (metrics, curves, claims) of two records or folders")
@@ -419,9 +517,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that it unwinds like Ctrl-C (workers stopped, staging
+    folders removed) and ends with exit code 143."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import signal
+    import threading
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _main(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
     except (ParameterError, SpecError) as exc:
@@ -430,9 +551,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         _err(str(exc))
         return EXIT_USAGE
+    except RecordError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    except Terminated:
+        _err("interrupted by SIGTERM; workers stopped, nothing partial left at the final paths")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
+        _err("interrupted (Ctrl-C); workers stopped, nothing partial left at the final paths")
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,17 +8,17 @@ papermill executes it with the parameters injected after the ``parameters`` cell
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from . import paths
-from .notebook import RECORD_DIR_ENV
+from .notebook import RECORD_DIR_ENV, RECORD_SHOWN_AS_ENV
 from .params import ChapterSpec, NotebookSpec, ParameterError, load_all, parse_cli_value
+from .records import to_jsonable
 
 __all__ = [
     "ExecutionError",
@@ -27,6 +27,8 @@ __all__ = [
     "parse_assignments",
     "read_notebook",
     "execute_notebook",
+    "check_record_matches",
+    "remove_stale_kernel_folders",
     "Executed",
 ]
 
@@ -132,20 +134,6 @@ def read_notebook(spec: NotebookSpec):
     return nb
 
 
-@contextlib.contextmanager
-def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 @dataclass
 class Executed:
     notebook: str
@@ -154,21 +142,58 @@ class Executed:
     seconds: float
 
 
-def _ipc_kernel_manager():
-    """A kernel manager that talks to the kernel over local IPC sockets instead of loopback TCP
-    (private to the user, and ipykernel does not warn about unencrypted TCP). The sockets live in
-    a fresh temporary folder per kernel, so parallel executions cannot pick the same socket."""
+_KERNEL_PREFIX = "causalbandits-kernel-"
+
+
+def remove_stale_kernel_folders() -> list[Path]:
+    """Remove the kernel socket folders (``causalbandits-kernel-<pid>-*`` in the temporary folder)
+    whose owning process has exited without cleaning up (killed); returns those removed."""
+    import shutil
+    import tempfile
+
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{_KERNEL_PREFIX}*"):
+        pid = folder.name[len(_KERNEL_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:  # another user's live process
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
+    """A kernel manager for one execution: it starts its kernel in ``cwd`` with ``env`` added to
+    this process's environment, and talks to it over local IPC sockets instead of loopback TCP
+    (private to the user, and ipykernel does not warn about unencrypted TCP). The sockets live in a
+    fresh temporary folder per kernel, so parallel executions cannot pick the same socket.
+
+    Nothing process-wide changes (no ``chdir``, no ``os.environ`` update), so executions can run
+    side by side in threads of one process (a Dask worker with several threads)."""
     import shutil
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
 
+    extra = dict(env)
+
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
-            self._socket_dir = tempfile.mkdtemp(prefix="causalbandits-kernel-")
+            self._socket_dir = tempfile.mkdtemp(prefix=f"{_KERNEL_PREFIX}{os.getpid()}-")
             kwargs.setdefault("transport", "ipc")
             kwargs.setdefault("ip", os.path.join(self._socket_dir, "k"))
             super().__init__(**kwargs)
+
+        async def _async_pre_start_kernel(self, **kw):
+            kw["cwd"] = cwd
+            kw["env"] = {**(kw.get("env") or os.environ), **extra}
+            return await super()._async_pre_start_kernel(**kw)
 
         async def _async_cleanup_resources(self, restart: bool = False) -> None:
             await super()._async_cleanup_resources(restart=restart)
@@ -178,6 +203,58 @@ def _ipc_kernel_manager():
         cleanup_resources = _async_cleanup_resources
 
     return IPCKernelManager
+
+
+def _keep_failed_copy(staged: Path, output: Path) -> Path | None:
+    """Move a failed execution's notebook to ``NAME.failed.ipynb`` beside the final output (never to
+    the final output itself, where an older notebook may sit beside its record)."""
+    if not staged.is_file():
+        return None
+    failed = output.with_name(output.stem + ".failed.ipynb")
+    os.replace(staged, failed)
+    return failed
+
+
+def _running_cell(staged: Path) -> str:
+    """Which cell was executing when the kernel died or a cell timed out, from the copy papermill
+    saves after every cell ("cell N: first line of its source")."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(staged, as_version=4)
+    except Exception:  # noqa: BLE001 - no copy, or a half-written one: say so
+        return "an unknown cell"
+    for i, cell in enumerate(nb.cells, 1):
+        if cell.get("metadata", {}).get("papermill", {}).get("status") == "running":
+            first = next((line for line in cell.source.splitlines() if line.strip()), "")
+            return f"cell {i} ({first[:60]!r})"
+    return "an unknown cell"
+
+
+def check_record_matches(path: Path, spec: NotebookSpec, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """Load the record at ``path`` and check that it is the record of ``spec`` run with
+    ``parameters`` (resolved against the profile): a record filed under the wrong point must never
+    count as that point's result.
+
+    Raises
+    ------
+    ExecutionError
+        Naming the record, what it holds and what was expected.
+    """
+    from .records import RecordError, load_record
+
+    values, _ = spec.resolve(dict(parameters))
+    try:
+        rec = load_record(path)
+    except RecordError as exc:
+        raise ExecutionError(f"notebook {spec.id} wrote an invalid record: {exc}") from None
+    if rec["notebook"] != spec.id:
+        raise ExecutionError(f"{path}: the record is of notebook {rec['notebook']!r}, expected {spec.id!r}")
+    if rec["parameters"] != to_jsonable(values):
+        wrong = sorted(k for k in set(rec["parameters"]) | set(values) if rec["parameters"].get(k) != values.get(k))
+        shown = ", ".join(f"{k}={rec['parameters'].get(k)!r} (expected {values.get(k)!r})" for k in wrong)
+        raise ExecutionError(f"{path}: the record of {spec.id} holds other parameters than its point: {shown}")
+    return rec
 
 
 def execute_notebook(
@@ -209,54 +286,79 @@ def execute_notebook(
     ExecutionError
         Naming the notebook, the failing cell and the error.
     """
+    import shutil
+    import tempfile
+
     import papermill
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     out_dir = Path(out_dir).resolve()
     record_dir = (Path(record_dir) if record_dir is not None else out_dir).resolve()
     output = out_dir / spec.chapter / f"{spec.name}.ipynb"
-    output.parent.mkdir(parents=True, exist_ok=True)
     record = record_dir / spec.chapter / f"{spec.name}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    record.parent.mkdir(parents=True, exist_ok=True)
     if progress is None:
         progress = sys.stderr.isatty()
     nb = read_notebook(spec)
+    remove_stale_kernel_folders()
     started = time.perf_counter()
-    started_wall = time.time()
+    # Everything is written into staging folders beside the final paths first and moved into place
+    # only after the record has been checked, so an interrupted or failed execution leaves nothing
+    # at the final paths (an older notebook and record there stay a consistent pair).
+    staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", suffix=".staging", dir=output.parent))
+    staged_records = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", suffix=".records", dir=record.parent))
+    staged_nb = staging / output.name
+    staged_record = staged_records / spec.chapter / f"{spec.name}.json"
     # PYTHONHASHSEED: pgmpy's exact inference orders some contractions by set iteration, so its
     # results can differ in the last bits between interpreters with different hash seeds; the
     # kernel gets a fixed one so that re-executions give identical metrics.
     env = {
-        RECORD_DIR_ENV: str(record_dir),
+        RECORD_DIR_ENV: str(staged_records),
+        RECORD_SHOWN_AS_ENV: str(record),
         paths.ROOT_ENV: str(paths.book_root()),
         "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
     }
     try:
-        with _environment(env):
+        try:
             papermill.execute_notebook(
                 nb,
-                str(output),
+                str(staged_nb),
                 parameters=dict(parameters),
                 kernel_name="python3",
                 progress_bar=progress,
-                cwd=str(paths.notebooks_dir() / spec.chapter),
                 execution_timeout=timeout,
-                kernel_manager_class=_ipc_kernel_manager(),
+                kernel_manager_class=_ipc_kernel_manager(str(paths.notebooks_dir() / spec.chapter), env),
             )
-    except PapermillExecutionError as exc:
-        raise ExecutionError(
-            f"notebook {spec.id} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue} (executed copy: {output})"
-        ) from None
-    if not record.is_file() or record.stat().st_mtime < started_wall - 1:
-        raise ExecutionError(
-            f"notebook {spec.id} ran but wrote no record at {record}; does its last cell call nb.finish()?"
-        )
+        except PapermillExecutionError as exc:
+            failed = _keep_failed_copy(staged_nb, output)
+            raise ExecutionError(
+                f"notebook {spec.id} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue} "
+                f"(executed copy: {failed})"
+            ) from None
+        except (DeadKernelError, CellTimeoutError) as exc:
+            cell = _running_cell(staged_nb)
+            failed = _keep_failed_copy(staged_nb, output)
+            if isinstance(exc, CellTimeoutError):
+                what = f"timed out after {timeout} s (--timeout)"
+            else:
+                what = "stopped: its kernel died (killed, or out of memory?)"
+            raise ExecutionError(f"notebook {spec.id} {what} in {cell} (executed copy: {failed})") from None
+        if not staged_record.is_file():
+            raise ExecutionError(f"notebook {spec.id} ran but wrote no record; does its last cell call nb.finish()?")
+        check_record_matches(staged_record, spec, parameters)
+        os.replace(staged_nb, output)
+        os.replace(staged_record, record)  # last: a record at its final path has its notebook beside it
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staged_records, ignore_errors=True)
     return Executed(spec.id, output, record, time.perf_counter() - started)
 
 
 def execute_by_id(notebook: str, parameters: Mapping[str, Any], out_dir: str, record_dir: str, timeout: int | None):
     """:func:`execute_notebook` for the notebook ``chapter/name``, in a worker process of
-    ``causalbandits run --jobs`` (papermill changes the working directory of its process, so each
-    notebook runs in a process of its own). Returns ``(seconds, output, record)`` as strings."""
+    ``causalbandits run --jobs``. Returns ``(seconds, output, record)`` as strings."""
     spec = resolve_target(notebook)
     if len(spec) != 1:
         raise ValueError(f"notebook {notebook!r} names {len(spec)} notebooks")

@@ -27,23 +27,25 @@ import os
 import time
 import types
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..core.checks import VERDICTS, Verdict
+from ..core.checks import VERDICTS, Verdict, not_testable
 from ..core.curves import summarise_curve
 from ..core.streams import SEED_SCHEME, notebook_seed_sequence
 from . import paths
 from .claims import Claim, claims_markdown, format_value
 from .params import NotebookSpec, load_chapter
-from .provenance import git_info, library_fingerprint, package_versions, platform_info
+from .provenance import git_info, library_fingerprint, package_versions, platform_info, replaceable_stand_ins
 from .records import load_record, to_jsonable, write_record
 
 __all__ = ["RECORD_DIR_ENV", "find_notebook_spec", "setup_notebook", "NotebookRun", "PaperResults"]
 
 #: Environment variable naming the folder records are written to (set by ``causalbandits run``).
 RECORD_DIR_ENV = "CAUSALBANDITS_RECORD_DIR"
+#: The record's final path, when the execution stages it elsewhere first (set by ``causalbandits run``).
+RECORD_SHOWN_AS_ENV = "CAUSALBANDITS_RECORD_FINAL_PATH"
 
 _IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
@@ -217,14 +219,26 @@ class NotebookRun:
         source: str = "",
         section: str = "claims",
         kind: str | None = None,
+        datasets: Sequence[str] | None = None,
     ) -> Claim:
         """Register a claim with the verdict computed by a check of :mod:`causalbandits_lib.core.checks`.
 
         ``kind`` is one of :data:`~causalbandits_lib.core.checks.KINDS` (``experiment``, ``theorem``,
         ``identity``, ``construction``); a claim that declares it also records the check's details.
+
+        ``datasets`` names the real data sets the claim is about (default: every data set in use
+        whose name is a word of the statement). When such a data set was replaced by its synthetic
+        stand-in (:meth:`use_dataset` with ``stand_in: true``), the claim is ``not testable here``:
+        a stand-in can say nothing about the real data.
         """
         if not isinstance(result, Verdict):
             raise TypeError("result must be a Verdict from a check function of causalbandits_lib.core.checks")
+        missing = self._stand_ins_about(statement, datasets)
+        if missing:
+            result = not_testable(
+                f"judged on the synthetic stand-in for {', '.join(missing)}, not the real data set "
+                f"(its files were not available); measured on the stand-in: {result.verdict} ({result.reason})"
+            )
         if not id.startswith(self.chapter + "."):
             raise ValueError(f"claim id {id!r} must start with the chapter name {self.chapter!r}")
         if any(c.id == id for c in self.claims):
@@ -234,6 +248,14 @@ class NotebookRun:
         )
         self.claims.append(claim)
         return claim
+
+    def _stand_ins_about(self, statement: str, datasets: Sequence[str] | None) -> list[str]:
+        import re
+
+        replaced = replaceable_stand_ins(self.data)
+        if datasets is not None:
+            return [n for n in replaced if n in datasets]
+        return [n for n in replaced if re.search(rf"\b{re.escape(n)}\b", statement, flags=re.IGNORECASE)]
 
     def use_dataset(self, provenance: Mapping[str, Any]) -> None:
         """Pin a data set in the record (checksums, whether a stand-in was used)."""
@@ -285,7 +307,9 @@ class NotebookRun:
         self.record_path = write_record(self.record(), path)
         if show:
             _display_markdown(self.claims_table())
-            print(f"record written to {self.record_path}")
+            # under `causalbandits run` the record is written to a staging folder and moved into place
+            # once the execution has been checked: name the place it will be found
+            print(f"record written to {os.environ.get(RECORD_SHOWN_AS_ENV) or self.record_path}")
         return self.record_path
 
     def run_label(self) -> str:

@@ -222,6 +222,7 @@ class NotebookSpec:
     name: str
     title: str
     parameters: dict[str, Parameter] = field(default_factory=dict)
+    constraints: tuple["Constraint", ...] = ()
 
     @property
     def id(self) -> str:
@@ -276,7 +277,65 @@ class NotebookSpec:
             else:
                 values[name] = param.validate(value)
                 sources[name] = "given"
+        for constraint in self.constraints:
+            constraint.check(values, self.id)
         return values, sources
+
+
+CONSTRAINT_FORMS = ("A in B", "unique max A", "distinct A", "A < B", "A <= B")
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A rule between parameters, declared under a notebook's ``constraints:`` in ``parameters.yml``
+    and checked whenever its parameters are resolved (so before anything runs, exit code 2):
+
+    - ``A in B``: the value of ``A`` is one of the elements of the list ``B``;
+    - ``unique max A``: the largest element of the list ``A`` occurs once (a unique best arm);
+    - ``distinct A``: the elements of the list ``A`` are pairwise different;
+    - ``A < B``, ``A <= B``: between two numbers.
+    """
+
+    text: str
+    form: str
+    names: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, where: str, text: Any, declared: Mapping[str, Parameter]) -> "Constraint":
+        words = str(text).split()
+        if len(words) == 3 and words[1] in ("in", "<", "<="):
+            form, names = words[1], (words[0], words[2])
+        elif len(words) == 3 and words[:2] == ["unique", "max"]:
+            form, names = "unique max", (words[2],)
+        elif len(words) == 2 and words[0] == "distinct":
+            form, names = "distinct", (words[1],)
+        else:
+            raise SpecError(f"{where}: {text!r} is not a constraint; allowed forms are {', '.join(CONSTRAINT_FORMS)}")
+        for n in names:
+            if n not in declared:
+                raise SpecError(f"{where}: constraint {text!r} names unknown parameter {n!r}")
+        lists = {"in": names[1:], "unique max": names, "distinct": names}.get(form, ())
+        for n in lists:
+            if not declared[n].type.startswith("list["):
+                raise SpecError(f"{where}: constraint {text!r} needs a list parameter, {n!r} is {declared[n].type}")
+        return cls(str(text), form, names)
+
+    def check(self, values: Mapping[str, Any], notebook: str) -> None:
+        v = [values[n] for n in self.names]
+        shown = [f"{n} = {x!r}" for n, x in zip(self.names, v)]
+        if self.form == "in" and v[0] not in v[1]:
+            problem = f"{shown[0]} must be one of {shown[1]}"
+        elif self.form == "unique max" and v[0] and sum(x == max(v[0]) for x in v[0]) > 1:
+            problem = f"the largest value of {shown[0]} must be unique (it occurs {v[0].count(max(v[0]))} times)"
+        elif self.form == "distinct" and len(set(v[0])) < len(v[0]):
+            problem = f"the values of {shown[0]} must be pairwise different"
+        elif self.form == "<" and not v[0] < v[1]:
+            problem = f"{shown[0]} must be less than {shown[1]}"
+        elif self.form == "<=" and not v[0] <= v[1]:
+            problem = f"{shown[0]} must be at most {shown[1]}"
+        else:
+            return
+        raise ParameterError(f"{notebook}: {problem} (constraint '{self.text}' of parameters.yml)")
 
 
 @dataclass(frozen=True)
@@ -383,8 +442,17 @@ def load_chapter(folder: Path) -> ChapterSpec:
         nb_raw = nb_raw or {}
         params_raw = nb_raw.get("parameters") or {}
         params = {name: _parse_parameter(where, name, p) for name, p in params_raw.items()}
+        raw_constraints = nb_raw.get("constraints") or []
+        if not isinstance(raw_constraints, list):
+            raise SpecError(f"{where}: 'constraints' must be a list of rules like 'fig_tau in taus'")
+        declared = {**COMMON, **params}
+        constraints = tuple(Constraint.parse(where, c, declared) for c in raw_constraints)
         notebooks[nb_name] = NotebookSpec(
-            chapter=folder.name, name=nb_name, title=str(nb_raw.get("title", nb_name)), parameters=params
+            chapter=folder.name,
+            name=nb_name,
+            title=str(nb_raw.get("title", nb_name)),
+            parameters=params,
+            constraints=constraints,
         )
     return ChapterSpec(
         name=folder.name, title=str(raw["title"]), notebooks=dict(sorted(notebooks.items())), folder=folder
@@ -414,6 +482,26 @@ def parse_cli_value(param: Parameter, text: str) -> Any:
         value = text
     if param.type == "str" and not isinstance(value, str):
         value = text
+    value = _yaml11_floats(param, value)
     if param.type == "float" and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     return param.validate(value)
+
+
+def _yaml11_floats(param: Parameter, value: Any) -> Any:
+    """YAML 1.1 (PyYAML) reads ``1e-1`` (no dot in the mantissa) as a string: for float parameters
+    and lists of floats, such strings are read as the numbers they are."""
+
+    def number(v: Any) -> Any:
+        if isinstance(v, str):
+            try:
+                return float(v)
+            except ValueError:
+                return v
+        return v
+
+    if param.type == "float":
+        return number(value)
+    if param.type == "list[float]" and isinstance(value, list):
+        return [number(v) for v in value]
+    return value

@@ -23,6 +23,9 @@ __all__ = [
     "platform_info",
     "fingerprinted",
     "library_fingerprint",
+    "stand_ins",
+    "replaceable_stand_ins",
+    "real_data_available",
 ]
 
 #: Packages whose versions are pinned in every record.
@@ -146,3 +149,29 @@ def library_fingerprint(module_names: Iterable[str] | None = None) -> dict[str, 
             hashes[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     total = hashlib.sha256(canonical_json(hashes).encode()).hexdigest()
     return {"modules": hashes, "source_hash": total}
+
+
+# ---------------------------------------------------------------------------- data provenance
+def stand_ins(data: Iterable[Any]) -> list[str]:
+    """Names of the synthetic data sets a record's ``data`` entries flag as stand-ins (any)."""
+    return [str(d.get("name")) for d in data if isinstance(d, dict) and d.get("stand_in")]
+
+
+def replaceable_stand_ins(data: Iterable[Any]) -> list[str]:
+    """Names of the stand-ins that replaced a *real* data set the book knows how to get (a name of
+    :data:`~causalbandits_lib.core.datasets.REGISTRY`): results on them are not results about the
+    real data. A permanent synthetic set (such as fairx's ``mediamill-like``) is not one."""
+    from ..core.datasets import REGISTRY
+
+    return [n for n in stand_ins(data) if n in REGISTRY]
+
+
+def real_data_available(name: str) -> bool:
+    """Whether the real files of a registered data set are present and verified now (no download)."""
+    from ..core import datasets
+
+    try:
+        datasets.fetch(name, allow_download=False)
+    except (datasets.DataUnavailable, datasets.ChecksumError, KeyError):
+        return False
+    return True

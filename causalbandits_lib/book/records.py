@@ -48,6 +48,74 @@ class RecordError(ValueError):
     """A record file is missing keys, malformed, or its content hash does not match."""
 
 
+#: The JSON type each top-level key of a record must have.
+_KEY_TYPES = {
+    "schema": str,
+    "notebook": str,
+    "profile": str,
+    "parameters": dict,
+    "seeds": dict,
+    "git": dict,
+    "library": dict,
+    "versions": dict,
+    "data": list,
+    "timings": dict,
+    "metrics": dict,
+    "curves": dict,
+    "claims": list,
+    "content_hash": str,
+}
+_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list"}
+
+
+def validate_record(record: Any, where: str = "record") -> None:
+    """Check the structure every reader of a record relies on (``cite``, ``report``, ``collect``,
+    a sweep's resume, ``diff``): the required keys with their types, a start time, and claims that
+    each have an id, a statement, a reason and a known verdict. The one place records are judged.
+
+    Raises
+    ------
+    RecordError
+        Naming ``where`` (the file), the key and what is wrong.
+    """
+    from ..core.checks import KINDS, VERDICTS
+
+    if not isinstance(record, dict):
+        raise RecordError(f"{where}: a record must be a JSON object")
+    missing = [k for k in REQUIRED_KEYS if k not in record]
+    if missing:
+        raise RecordError(f"{where}: record lacks key(s) {missing}")
+    for key, kind in _KEY_TYPES.items():
+        if not isinstance(record[key], kind):
+            raise RecordError(
+                f"{where}: {key!r} must be {_TYPE_NAMES[kind]}, got {type(record[key]).__name__} {record[key]!r:.60}"
+            )
+    if record["schema"] != SCHEMA:
+        raise RecordError(f"{where}: schema {record['schema']!r}; this library reads {SCHEMA!r}")
+    if not isinstance(record["timings"].get("started"), str):
+        raise RecordError(f"{where}: timings.started (the start time, ISO 8601) is missing or not a string")
+    for i, claim in enumerate(record["claims"]):
+        if not isinstance(claim, dict):
+            raise RecordError(f"{where}: claims[{i}] must be an object, got {claim!r:.60}")
+        name = claim.get("id", f"claims[{i}]")
+        for field in ("id", "statement", "verdict", "reason"):
+            if not isinstance(claim.get(field), str):
+                raise RecordError(f"{where}: claim {name} lacks {field!r} (a string)")
+        if claim["verdict"] not in VERDICTS:
+            raise RecordError(
+                f"{where}: claim {name}: verdict {claim['verdict']!r} is not one of {', '.join(VERDICTS)}"
+            )
+        if claim.get("kind") is not None and claim["kind"] not in KINDS:
+            raise RecordError(f"{where}: claim {name}: kind {claim['kind']!r} is not one of {', '.join(KINDS)}")
+    for i, item in enumerate(record["data"]):
+        if not isinstance(item, dict):
+            raise RecordError(f"{where}: data[{i}] must be an object, got {item!r:.60}")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (non-finite values are stored as strings)")
+
+
 # ---------------------------------------------------------------------------- JSON helpers
 def to_jsonable(value: Any) -> Any:
     """numpy scalars and arrays to Python numbers and lists; non-finite floats to strings."""
@@ -107,9 +175,7 @@ def write_record(record: Mapping[str, Any], path: Path) -> Path:
     body = to_jsonable(dict(record))
     body["schema"] = SCHEMA
     body["content_hash"] = content_hash(body)
-    missing = [k for k in REQUIRED_KEYS if k not in body]
-    if missing:
-        raise RecordError(f"record for {body.get('notebook', '?')} lacks key(s) {missing}")
+    validate_record(body, f"record for {body.get('notebook', '?')}")
     return atomic_write_text(
         path, json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     )
@@ -121,23 +187,22 @@ def load_record(path: Path, verify: bool = True) -> dict[str, Any]:
     Raises
     ------
     RecordError
-        If the file is not JSON, lacks a required key, has another schema, or (with ``verify``)
-        its content hash does not match its content.
+        If the file is not JSON (``NaN`` and ``Infinity`` included, which Python's reader would
+        accept), fails :func:`validate_record`, or (with ``verify``) its content hash does not match
+        its content.
     """
     path = Path(path)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except FileNotFoundError:
         raise RecordError(f"{path}: no such record") from None
+    except IsADirectoryError:
+        raise RecordError(f"{path}: is a folder, not a record") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RecordError(f"{path}: not a JSON record ({exc})") from None
-    if not isinstance(record, dict):
-        raise RecordError(f"{path}: a record must be a JSON object")
-    missing = [k for k in REQUIRED_KEYS if k not in record]
-    if missing:
-        raise RecordError(f"{path}: record lacks key(s) {missing}")
-    if record["schema"] != SCHEMA:
-        raise RecordError(f"{path}: schema {record['schema']!r}; this library reads {SCHEMA!r}")
+    except ValueError as exc:  # NaN or Infinity
+        raise RecordError(f"{path}: not a valid record: {exc}") from None
+    validate_record(record, str(path))
     if verify and content_hash(record) != record["content_hash"]:
         raise RecordError(f"{path}: content hash does not match the content (edited or truncated record)")
     return record

@@ -15,6 +15,7 @@ from ..core.checks import RESULT_KINDS, VERDICTS
 from . import paths
 from .claims import format_value
 from .params import ChapterSpec
+from .provenance import replaceable_stand_ins
 from .records import RecordError, atomic_write_text, load_record
 
 __all__ = ["render_reproducibility", "render_summary", "write_reproducibility", "SUMMARY_NAME"]
@@ -133,6 +134,13 @@ def _load_paper_record(path: Path) -> dict[str, Any]:
         raise RecordError(
             f"cannot build the reproducibility page from {path}: its profile is {rec.get('profile')!r}; "
             "the page is built from paper-profile records only (make reproduce)"
+        )
+    missing = replaceable_stand_ins(rec["data"])
+    if missing:
+        raise RecordError(
+            f"cannot build the reproducibility page from {path}: it ran on the synthetic stand-in for "
+            f"{', '.join(missing)}, not the real data; put the data in place (CAUSALBANDITS_DATA_DIR) and re-run "
+            "make reproduce"
         )
     return _with_sensitivity(rec, path)
 
@@ -258,5 +266,7 @@ def write_reproducibility(
     ``book/reproducibility.md`` and ``book/_reproduction_summary.md``)."""
     results_dir = paths.paper_results_dir() if results_dir is None else Path(results_dir)
     page = paths.book_root() / "book" / "reproducibility.md" if page is None else Path(page)
-    atomic_write_text(page.parent / SUMMARY_NAME, render_summary(chapters, results_dir))
-    return atomic_write_text(page, render_reproducibility(chapters, results_dir, page.parent))
+    summary = render_summary(chapters, results_dir)  # both rendered (every record checked) before
+    text = render_reproducibility(chapters, results_dir, page.parent)  # either page is written
+    atomic_write_text(page.parent / SUMMARY_NAME, summary)
+    return atomic_write_text(page, text)

@@ -20,15 +20,17 @@ separated by ``;`` (``taus=[0.1,0.2];[0.3]``). Every point is validated before a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
+import math
 import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..core.parallel import TaskOutcome, map_tasks
 from .params import NotebookSpec, ParameterError, parse_cli_value
@@ -36,10 +38,12 @@ from .records import RecordError, atomic_write_text, canonical_json, load_record
 
 __all__ = [
     "SweepError",
+    "count_grid",
     "expand_grid",
     "point_id",
     "SweepReport",
     "run_sweep",
+    "stale_reason",
     "collect",
     "table_hash",
 ]
@@ -76,17 +80,63 @@ def _values(param, text: str) -> list[Any]:
     return out
 
 
-def expand_grid(spec: NotebookSpec, assignments: Sequence[str], profile: str | None = None) -> list[dict[str, Any]]:
+def _count(param, text: str) -> int:
+    """How many values ``-p name=text`` gives, without making them (ranges by arithmetic)."""
+    text = text.strip()
+    if param.type.startswith("list["):
+        return sum(1 for p in text.split(";") if p.strip())
+    n = 0
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        pieces = item.split(":")
+        if param.type == "int" and len(pieces) in (2, 3) and all(p.strip().lstrip("-").isdigit() for p in pieces):
+            step = int(pieces[2]) if len(pieces) == 3 else 1
+            n += len(range(int(pieces[0]), int(pieces[1]), step)) if step > 0 else 1
+        else:
+            n += 1
+    return n
+
+
+def count_grid(spec: NotebookSpec, assignments: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """The number of points of a grid (before merging duplicates) and of values per parameter,
+    counted without expanding anything."""
+    declared = spec.all_parameters()
+    counts: dict[str, int] = {}
+    for a in assignments:
+        name, sep, text = a.partition("=")
+        name = name.strip()
+        if sep and name in declared:
+            counts[name] = _count(declared[name], text)
+    return math.prod(counts.values()) if counts else 1, counts
+
+
+def expand_grid(
+    spec: NotebookSpec, assignments: Sequence[str], profile: str | None = None, max_points: int | None = None
+) -> list[dict[str, Any]]:
     """Every combination of the given values, each validated against ``spec``.
 
     Returns the points as the parameters to inject (only those given, plus the profile), in a
-    stable order (the product of the value lists in the order the parameters were given).
+    stable order (the product of the value lists in the order the parameters were given). Points
+    that resolve to the same parameters (``seed=5,5``; ``T=2000`` at the profile whose T is 2000)
+    are merged: the first one is kept.
 
     Raises
     ------
     ParameterError
-        Naming the parameter and the value, for an unknown name or any invalid value; nothing runs.
+        Naming the parameter and the value, for an unknown name or any invalid value, or when the
+        grid has more than ``max_points`` points (default :data:`~causalbandits_lib.book.bounds.MAX_POINTS`;
+        counted before anything is expanded); nothing runs.
     """
+    from .bounds import MAX_POINTS
+
+    cap = MAX_POINTS if max_points is None else max_points
+    total, counts = count_grid(spec, assignments)
+    if total > cap:
+        sizes = " x ".join(f"{n} ({k})" for k, n in counts.items())
+        raise ParameterError(
+            f"the grid has {total} points ({sizes}); at most {cap} are allowed: split the sweep or raise --max-points"
+        )
     declared = spec.all_parameters()
     axes: dict[str, list[Any]] = {}
     for a in assignments:
@@ -109,9 +159,13 @@ def expand_grid(spec: NotebookSpec, assignments: Sequence[str], profile: str | N
             raise ParameterError("give the profile either with --profile or with -p profile=..., not both")
         axes["profile"] = [profile]
     names = list(axes)
-    points = [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
-    for p in points:
-        spec.resolve(p)  # full validation of every point before anything runs
+    points, seen = [], set()
+    for combo in itertools.product(*(axes[n] for n in names)):
+        p = dict(zip(names, combo))
+        pid = point_id(spec, p)  # full validation of every point before anything runs
+        if pid not in seen:
+            seen.add(pid)
+            points.append(p)
     return points or [{}]
 
 
@@ -123,25 +177,69 @@ def point_id(spec: NotebookSpec, given: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------- notebook sweeps
-def run_point(notebook: str, given: dict[str, Any], point_dir: str) -> dict[str, Any]:
-    """Execute one grid point and move its record atomically to ``point_dir/record.json``.
+class PointBusyError(RuntimeError):
+    """Another process holds the lock of a point's folder (the same point is being run)."""
 
-    Runs in a worker process. The notebook writes its record atomically into a scratch folder of
-    the point; the rename into place is atomic too, so an interrupted point leaves no record.
+
+@contextlib.contextmanager
+def point_lock(folder: Path) -> Iterator[None]:
+    """An exclusive, non-blocking lock on a point's folder (``folder/.lock``), held while the point
+    runs, so that two sweeps (or two grid entries naming the same point) never run one point in
+    one folder at once. The operating system releases it when the holder dies."""
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PointBusyError(
+                f"point {folder.name} is being run by another process (lock {folder / '.lock'})"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _remove_staging(folder: Path) -> None:
+    for stale in folder.glob(".work-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def run_point(notebook: str, given: dict[str, Any], point_dir: str) -> dict[str, Any]:
+    """Execute one grid point and move its notebook and record into ``point_dir``.
+
+    Runs in a worker process or thread and changes nothing process-wide. The point's folder is
+    locked while it runs; the execution writes into a fresh staging folder of the point, the record
+    is checked against the point (notebook and resolved parameters) and only then moved to
+    ``point_dir/record.json`` (atomically, after the notebook), so an interrupted or mixed-up point
+    leaves no record.
     """
-    from .execution import execute_notebook
+    import tempfile
+
+    from .execution import check_record_matches, execute_notebook
     from .notebook import find_notebook_spec
 
     spec = find_notebook_spec(notebook)
     folder = Path(point_dir)
-    work = folder / "work"
-    if work.exists():
-        shutil.rmtree(work)
-    started = time.perf_counter()
-    result = execute_notebook(spec, given, work, work, progress=False)
-    os.replace(result.output, folder / "notebook.ipynb")
-    os.replace(result.record, folder / "record.json")
-    shutil.rmtree(work, ignore_errors=True)
+    if not folder.is_absolute():
+        raise ValueError(f"point_dir must be an absolute path, got {point_dir!r}")
+    with point_lock(folder):
+        _remove_staging(folder)  # left by a worker that was killed; nobody else holds the lock
+        work = Path(tempfile.mkdtemp(prefix=".work-", dir=folder))
+        try:
+            started = time.perf_counter()
+            result = execute_notebook(spec, given, work, work, progress=False)
+            check_record_matches(result.record, spec, given)
+            os.replace(result.output, folder / "notebook.ipynb")
+            os.replace(result.record, folder / "record.json")
+            try:
+                (folder / "error.txt").unlink()  # a failure of an earlier attempt no longer applies
+            except FileNotFoundError:
+                pass
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return {"seconds": time.perf_counter() - started, "pid": os.getpid()}
 
 
@@ -154,12 +252,74 @@ class SweepReport:
     seconds: float = 0.0
 
 
-def _valid_record(path: Path, notebook: str, values: Mapping[str, Any]) -> bool:
+class _Now:
+    """What a recorded point is compared with on resume, computed once per sweep: the checkout's
+    commit, the library's current source, and which real data sets are available."""
+
+    def __init__(self):
+        self._commit: str | None | bool = False
+        self._data: dict[str, bool] = {}
+        self._library: dict[tuple[str, ...], str] = {}
+
+    def commit(self) -> str | None:
+        if self._commit is False:
+            from . import paths
+            from .provenance import git_info
+
+            self._commit = git_info(paths.book_root())["commit"]
+        return self._commit  # type: ignore[return-value]
+
+    def library(self, modules: Sequence[str]) -> str:
+        from .provenance import library_fingerprint
+
+        key = tuple(sorted(modules))
+        if key not in self._library:
+            self._library[key] = library_fingerprint(key)["source_hash"]
+        return self._library[key]
+
+    def data(self, name: str) -> bool:
+        from .provenance import real_data_available
+
+        if name not in self._data:
+            self._data[name] = real_data_available(name)
+        return self._data[name]
+
+
+def stale_reason(path: Path, notebook: str, values: Mapping[str, Any], now: _Now | None = None) -> str | None:
+    """Why the record at ``path`` does not count as the point's result (None: it does).
+
+    A point's record counts when it is valid, of this notebook and these resolved parameters,
+    produced by the library code and the commit there are now, and not on a stand-in for data that
+    are available now.
+    """
+    from .provenance import replaceable_stand_ins
+
+    now = now or _Now()
     try:
         rec = load_record(path)
-    except RecordError:
-        return False
-    return rec["notebook"] == notebook and rec["parameters"] == dict(values)
+    except RecordError as exc:
+        return f"invalid record ({exc})"
+    if rec["notebook"] != notebook:
+        return f"the record is of notebook {rec['notebook']!r}"
+    if rec["parameters"] != dict(values):
+        wrong = sorted(k for k in set(rec["parameters"]) | set(values) if rec["parameters"].get(k) != values.get(k))
+        return "recorded with other parameters: " + ", ".join(
+            f"{k}={rec['parameters'].get(k)!r} (expected {values.get(k)!r})" for k in wrong
+        )
+    modules = rec["library"].get("modules")
+    if not isinstance(modules, dict) or now.library(list(modules)) != rec["library"].get("source_hash"):
+        return "the library code changed since it was recorded"
+    commit = rec["git"].get("commit")
+    if commit != now.commit():
+        return f"recorded at commit {str(commit)[:10]}, the checkout is at {str(now.commit())[:10]}"
+    for name in replaceable_stand_ins(rec["data"]):
+        if now.data(name):
+            return f"recorded on the synthetic stand-in for {name}; the real data are available now"
+    return None
+
+
+def _valid_record(path: Path, notebook: str, values: Mapping[str, Any]) -> bool:
+    return stale_reason(path, notebook, values) is None
 
 
 def run_sweep(
@@ -172,18 +332,22 @@ def run_sweep(
     log: Callable[[str], None] = print,
 ) -> SweepReport:
     """Execute every point that has no valid record yet; see the module docstring."""
-    out = Path(out)
+    out = Path(out).resolve()  # workers may run in other folders (or other threads of a process)
     base = out / spec.chapter / spec.name
     base.mkdir(parents=True, exist_ok=True)
     todo, ids = [], []
     report = SweepReport(total=len(points))
+    now = _Now()
     for given in points:
         pid = point_id(spec, given)
         folder = base / pid
         values, _ = spec.resolve(given)
-        if _valid_record(folder / "record.json", spec.id, values):
-            report.skipped.append(pid)
-            continue
+        if (folder / "record.json").exists():
+            why = stale_reason(folder / "record.json", spec.id, values, now)
+            if why is None:
+                report.skipped.append(pid)
+                continue
+            log(f"  {pid}: running again: {why}")
         folder.mkdir(exist_ok=True)
         atomic_write_text(
             folder / "point.json",
@@ -212,7 +376,19 @@ def run_sweep(
             )
             atomic_write_text(Path(todo[o.index]["point_dir"]) / "error.txt", o.error or "")
 
-    map_tasks(run_point, todo, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
+    try:
+        map_tasks(run_point, todo, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
+    except KeyboardInterrupt:
+        for task in todo:  # the workers are stopped: remove what they staged, where no one holds the lock
+            with contextlib.suppress(PointBusyError, OSError):
+                with point_lock(Path(task["point_dir"])):
+                    _remove_staging(Path(task["point_dir"]))
+        log(
+            f"sweep {spec.id} interrupted: {len(report.done)} point(s) finished in this run, "
+            f"{len(report.skipped)} were already recorded, {len(todo) - len(report.done) - len(report.failed)} "
+            "not finished (no partial record); re-run the same command to finish them"
+        )
+        raise
     report.seconds = time.perf_counter() - started
     return report
 
@@ -221,7 +397,8 @@ def run_sweep(
 def collect(folder: Path, metrics: Sequence[str] | None = None):
     """Gather the records of a sweep into a DataFrame (one row per point).
 
-    Columns: ``notebook``, ``point``, every parameter, then the chosen metrics (default: every
+    Columns: ``notebook``, ``point``, ``stand_in`` (the synthetic stand-ins the point ran on, comma
+    separated; empty for none), every parameter, then the chosen metrics (default: every
     scalar metric). Rows are sorted by notebook and parameters.
 
     Returns
@@ -232,6 +409,8 @@ def collect(folder: Path, metrics: Sequence[str] | None = None):
     """
     import pandas as pd
 
+    from .provenance import stand_ins
+
     folder = Path(folder)
     rows, problems = [], []
     for path in sorted(folder.rglob("record.json")):
@@ -241,6 +420,7 @@ def collect(folder: Path, metrics: Sequence[str] | None = None):
             problems.append(str(exc))
             continue
         row: dict[str, Any] = {"notebook": rec["notebook"], "point": path.parent.name}
+        row["stand_in"] = ",".join(stand_ins(rec["data"]))  # synthetic data sets used in place of real ones
         for k, v in rec["parameters"].items():
             row[k] = json.dumps(v) if isinstance(v, (list, dict)) else v
         for k, v in rec["metrics"].items():
@@ -249,7 +429,7 @@ def collect(folder: Path, metrics: Sequence[str] | None = None):
         rows.append(row)
     table = pd.DataFrame(rows)
     if len(table):
-        params = [c for c in table.columns if c not in ("notebook", "point") and not c.count(".")]
+        params = [c for c in table.columns if c not in ("notebook", "point", "stand_in") and not c.count(".")]
         table = table.sort_values(["notebook", *params], kind="stable").reset_index(drop=True)
     return table, problems
 

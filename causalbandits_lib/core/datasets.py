@@ -218,7 +218,7 @@ def fetch(
                 if actual != file.sha256:
                     raise ChecksumError(
                         f"{candidate}: SHA-256 {actual} differs from the registered {file.sha256} for "
-                        f"{spec.name}/{file.relpath}; "
+                        f"{file.relpath} of data set {spec.name!r}; "
                         "replace the file with the published one (see PROVENANCE.md) or remove it"
                     )
                 found[file.relpath] = candidate

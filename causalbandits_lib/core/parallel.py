@@ -9,6 +9,7 @@ randomness from its own seeds, results do not depend on where or beside what a t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import traceback
@@ -31,9 +32,12 @@ class TaskOutcome:
 
 
 def _call(fn: Callable, kwargs: Mapping[str, Any]) -> tuple[bool, Any, str]:
-    """Run one task, turning an exception into an error text (so a pool never loses it)."""
+    """Run one task, turning an exception into an error text (so a pool never loses it). An
+    interrupt (Ctrl-C, or SIGTERM turned into one) is not a task's failure: it propagates."""
     try:
         return True, fn(**kwargs), f"pid {os.getpid()}"
+    except KeyboardInterrupt:
+        raise
     except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit from a task
         return False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}", f"pid {os.getpid()}"
 
@@ -92,40 +96,68 @@ def map_tasks(
 
 
 def _map_joblib(fn, tasks, jobs, retries, outcomes, on_done) -> None:
+    """joblib's process pool. When a worker dies, loky ends the whole pool, so the death cannot be
+    told apart from its neighbours' by the error alone: tasks that had not started are resubmitted
+    uncharged, and if several tasks were running, each is run again alone (uncharged) so that a
+    death is charged to the task that died only. A death while one task runs is that task's."""
+    import shutil
+    import tempfile
+
     from joblib import Parallel, delayed
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
+    marks = tempfile.mkdtemp(prefix="causalbandits-tasks-")
     pending = list(range(len(tasks)))
-    while pending:
-        for i in pending:
-            outcomes[i].attempts += 1
-        finished: set[int] = set()
-        try:
-            gen = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")(
-                delayed(_indexed_call)(fn, i, tasks[i]) for i in pending
-            )
-            for i, ok, value, where in gen:
-                finished.add(i)
-                o = outcomes[i]
-                o.ok, o.where = ok, where
-                if ok:
-                    o.result, o.error = value, None
-                else:
-                    o.error = value
-        except TerminatedWorkerError as exc:
-            # A worker process died (killed, out of memory): the tasks that did not finish are
-            # charged one attempt and resubmitted to a fresh pool if they have attempts left.
-            for i in pending:
-                if i not in finished:
-                    outcomes[i].error = f"worker died: {exc}"
-        retry = [i for i in pending if not outcomes[i].ok and outcomes[i].attempts <= retries]
-        for i in pending:
-            if i not in retry and on_done:
-                on_done(outcomes[i])
-        pending = retry
+    suspects: list[int] = []
+    try:
+        while pending or suspects:
+            if suspects:
+                batch, width = [suspects.pop(0)], 2  # one task (n_jobs=1 would run it in this process)
+            else:
+                batch, width, pending = pending, jobs, []
+            for i in batch:
+                outcomes[i].attempts += 1
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(marks, str(i)))
+            finished: set[int] = set()
+            uncharged: list[int] = []
+            try:
+                gen = Parallel(n_jobs=width, backend="loky", return_as="generator_unordered")(
+                    delayed(_indexed_call)(fn, i, tasks[i], marks) for i in batch
+                )
+                for i, ok, value, where in gen:
+                    finished.add(i)
+                    o = outcomes[i]
+                    o.ok, o.where = ok, where
+                    if ok:
+                        o.result, o.error = value, None
+                    else:
+                        o.error = value
+            except TerminatedWorkerError as exc:
+                unfinished = [i for i in batch if i not in finished]
+                started = [i for i in unfinished if os.path.exists(os.path.join(marks, str(i)))]
+                for i in unfinished:
+                    if len(started) == 1 and i in started:
+                        outcomes[i].error = f"worker died: {exc}"
+                    else:
+                        outcomes[i].attempts -= 1
+                        uncharged.append(i)
+                        (suspects if i in started else pending).append(i)
+            for i in batch:
+                if i in uncharged:
+                    continue
+                if not outcomes[i].ok and outcomes[i].attempts <= retries:
+                    pending.append(i)
+                elif on_done:
+                    on_done(outcomes[i])
+    finally:
+        shutil.rmtree(marks, ignore_errors=True)
 
 
-def _indexed_call(fn, i, kwargs):
+def _indexed_call(fn, i, kwargs, marks=None):
+    if marks is not None:
+        with open(os.path.join(marks, str(i)), "w") as fh:  # this task has started, in this worker
+            fh.write(str(os.getpid()))
     ok, value, where = _call(fn, kwargs)
     return i, ok, value, where
 
@@ -148,8 +180,8 @@ def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
         client = Client(cluster)
     else:
         client = Client(scheduler)
+    futures: dict = {}
     try:
-        futures = {}
         for i, kw in enumerate(tasks):
             outcomes[i].attempts += 1
             futures[client.submit(_call, fn, kw, key=f"task-{i}-{outcomes[i].attempts}", pure=False)] = i
@@ -173,6 +205,12 @@ def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
                 seq.add(new)
             elif on_done:
                 on_done(o)
+    except BaseException:
+        # interrupted: nothing more may start; the tasks still queued or running are cancelled
+        # (a LocalCluster's workers are then closed with it)
+        with contextlib.suppress(Exception):
+            client.cancel(list(futures), force=True)
+        raise
     finally:
         client.close()
         if cluster is not None:

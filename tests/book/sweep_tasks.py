@@ -33,3 +33,20 @@ def die_once(marker: str, value: int) -> int:
 
 def always_fails(value: int) -> int:
     raise ValueError(f"bad value {value}")
+
+
+def interrupt(value: int) -> int:
+    """Behaves like Ctrl-C arriving while the task runs."""
+    raise KeyboardInterrupt
+
+
+def die_or_sleep(value: int, seconds: float = 0.0) -> int:
+    """Value 0 always kills its worker (after a short wait, so that its neighbour is already
+    running); the others sleep ``seconds`` and return their value."""
+    import time
+
+    if value == 0:
+        time.sleep(0.5)
+        os._exit(17)
+    time.sleep(seconds)
+    return value

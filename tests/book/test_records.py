@@ -13,13 +13,11 @@ from causalbandits_lib.book.notebook import setup_notebook
 from causalbandits_lib.book.params import ParameterError
 from causalbandits_lib.core import checks
 
+from .fake import fake_record
+
 
 def minimal_record():
-    return {k: {} for k in records.REQUIRED_KEYS if k not in ("schema", "content_hash")} | {
-        "notebook": "primer/x",
-        "profile": "smoke",
-        "claims": [],
-    }
+    return fake_record(notebook="primer/x")
 
 
 def test_write_and_load_roundtrip(tmp_path):
@@ -165,8 +163,8 @@ def test_diff_command_compares_folders_by_relative_path(tmp_path):
     from causalbandits_lib.book.cli import main
 
     for folder, value in (("old", 1.0), ("new", 1.0), ("changed", 2.0)):
-        rec = _result_record(metrics={"a": value})
-        rec.update({k: {} for k in records.REQUIRED_KEYS if k not in rec and k not in ("schema", "content_hash")})
+        rec = fake_record(**_result_record(metrics={"a": value}))
+        rec["claims"][0]["statement"] = "s"
         records.write_record(rec, tmp_path / folder / "primer" / "01.json")
     assert main(["diff", str(tmp_path / "old"), str(tmp_path / "new")]) == 0
     assert main(["diff", str(tmp_path / "old"), str(tmp_path / "changed")]) == 1

@@ -113,3 +113,13 @@ def test_the_shipped_data_are_found_without_network_or_environment(name, monkeyp
     found = datasets.fetch(name, allow_download=False)
     for path in found.paths.values():
         assert path.is_relative_to(paths.book_root() / "data")
+
+
+def test_checksum_message_names_the_file_once(tmp_path):
+    spec = DatasetSpec("adult", (DataFile("adult/adult.data", "0" * 64, 1, ()),), "CC BY", "test")
+    (tmp_path / "adult").mkdir()
+    (tmp_path / "adult" / "adult.data").write_bytes(b"x")
+    with pytest.raises(datasets.ChecksumError) as info:
+        datasets.fetch(spec, allow_download=False, search=[tmp_path])
+    assert "adult/adult/adult.data" not in str(info.value)
+    assert str(info.value).count("adult.data") == 2  # the path found, and the registered file

@@ -1,0 +1,100 @@
+"""Issue 18, item 4: interrupts stop everything (exit 130 / 143, nothing partial at final paths,
+a line saying what was finished), and a worker's death is charged to the point that died only."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from causalbandits_lib.core.parallel import map_tasks
+
+from . import sweep_tasks
+
+NB = "primer/02_seeing_and_doing"
+
+
+def test_ctrl_c_in_a_serial_task_is_not_retried_but_stops_the_map():
+    calls = []
+
+    def on_done(o):
+        calls.append(o)
+
+    with pytest.raises(KeyboardInterrupt):
+        map_tasks(sweep_tasks.interrupt, [{"value": 1}, {"value": 2}], retries=2, on_done=on_done)
+    assert calls == []  # no attempt was charged, nothing reported as done or failed
+
+
+def test_a_dead_worker_is_charged_only_to_its_own_task(tmp_path):
+    tasks = [{"value": 0}, {"value": 1, "seconds": 3.0}]
+    out = map_tasks(sweep_tasks.die_or_sleep, tasks, jobs=2, retries=0)
+    assert not out[0].ok and "worker died" in out[0].error and out[0].attempts == 1
+    assert out[1].ok and out[1].result == 1 and out[1].attempts == 1  # its neighbour is not charged
+
+
+def _sweep_cmd(out, *extra):
+    return [
+        sys.executable,
+        "-m",
+        "causalbandits_lib.book.cli",
+        "sweep",
+        NB,
+        "-p",
+        "seed=0:4",
+        "-p",
+        "n_datasets=10",
+        "-p",
+        "n_samples=200",
+        "--profile",
+        "smoke",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def _wait_for_kernel(proc, timeout=120):
+    import psutil
+
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        kids = psutil.Process(proc.pid).children(recursive=True)
+        for k in kids:
+            try:
+                if "ipykernel" in " ".join(k.cmdline()):
+                    return kids
+            except psutil.Error:
+                pass
+        time.sleep(0.2)
+    raise AssertionError("no kernel started")
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("sig, code, extra", [(signal.SIGINT, 130, []), (signal.SIGTERM, 143, ["--jobs", "2"])])
+def test_an_interrupted_sweep_stops_its_workers_and_says_what_finished(tmp_path, sig, code, extra):
+    import psutil
+
+    out = tmp_path / "sweep"
+    proc = subprocess.Popen(_sweep_cmd(out, *extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    kids = _wait_for_kernel(proc)
+    proc.send_signal(sig)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == code, output
+    assert "interrupted" in output and "0 failed" not in output
+    assert "point(s) finished" in output
+    time.sleep(1)
+
+    def alive(k):
+        try:
+            return k.is_running() and k.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    assert not [k.pid for k in kids if alive(k)]
+    base = out / "primer" / "02_seeing_and_doing"
+    for point in base.iterdir():
+        assert not list(point.glob(".work-*")), point  # no staging folder left behind
+        assert (point / "record.json").exists() == (point / "notebook.ipynb").exists()
