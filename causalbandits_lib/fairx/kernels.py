@@ -10,7 +10,8 @@ numpy path (:func:`.experiments.regret_values`); a conformance check compares th
 every registered pair.
 
 The arithmetic repeats the numpy path's operation for operation, including the order of its sums
-(numpy reduces a row of eight or more numbers pairwise: :func:`_row_sum` does the same), so the
+(numpy reduces a row of eight or more numbers pairwise:
+:func:`~causalbandits_lib.core.kernels.pairwise_sum` does the same), so the
 two paths agree bit for bit on this machine; the tests allow 1e-9 relative, as for every kernel.
 Replay (a pool of candidates per round) and the linear algorithms have no kernel: they run on the
 numpy path.
@@ -23,7 +24,9 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["FairXKernel", "kernel_for"]
+from ..core.kernels import pairwise_sum
+
+__all__ = ["FairXKernel", "kernel_for", "softmax_sample_row", "sample_row"]
 
 # algorithm codes
 FAIRX_UCB, FAIRX_TS, FAIRX_EG, UCB, TS, EG = range(6)
@@ -31,38 +34,8 @@ FAIRX_UCB, FAIRX_TS, FAIRX_EG, UCB, TS, EG = range(6)
 MULTILABEL, BERNOULLI, GAUSSIAN = range(3)
 
 
-@njit(cache=True, inline="always")
-def _row_sum(x, n):
-    """``np.sum`` of a contiguous row of ``n`` numbers, in numpy's order: sequential below 8
-    numbers, eight interleaved partial sums combined pairwise up to 128 (the rows here)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += x[i]
-        return res
-    r0, r1, r2, r3 = x[0], x[1], x[2], x[3]
-    r4, r5, r6, r7 = x[4], x[5], x[6], x[7]
-    i = 8
-    stop = n - (n % 8)
-    while i < stop:
-        r0 += x[i]
-        r1 += x[i + 1]
-        r2 += x[i + 2]
-        r3 += x[i + 3]
-        r4 += x[i + 4]
-        r5 += x[i + 5]
-        r6 += x[i + 6]
-        r7 += x[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += x[i]
-        i += 1
-    return res
-
-
 @njit(cache=True)
-def _softmax_sample(y, u, pi, cdf):
+def softmax_sample_row(y, u, pi, cdf):
     """:func:`~.merit.softmax_and_sample` for one row: ``y`` is overwritten; returns the arm."""
     K = y.shape[0]
     m = y[0]
@@ -86,7 +59,7 @@ def _softmax_sample(y, u, pi, cdf):
 
 
 @njit(cache=True)
-def _sample_from_policy(pi, u):
+def sample_row(pi, u):
     """:func:`~.merit.sample_from_policy` for one row."""
     K = pi.shape[0]
     acc = 0.0
@@ -120,8 +93,8 @@ def _pgd_exp(c, lower, upper, mean, lr, steps, y, ylo, yhi, e, ey, g, prev):
             prev[a] = y[a]
             e[a] = math.exp(y[a])
             ey[a] = e[a] * y[a]
-        s0 = _row_sum(e, K)
-        s1 = _row_sum(ey, K)
+        s0 = pairwise_sum(e, 0, K)
+        s1 = pairwise_sum(ey, 0, K)
         big_y = s1 / s0
         scale = gain / s0
         moved = False
@@ -210,7 +183,7 @@ def _mab_block(
                         lower[a] = mean - width
                         upper[a] = mean + width
                     _pgd_exp(c[g], lower, upper, mu, lr, steps, y, ylo, yhi, e, ey, g_, prev)
-                    arm = _softmax_sample(y, u, pi, cdf)
+                    arm = softmax_sample_row(y, u, pi, cdf)
                 elif algo == UCB:
                     arm = 0
                     best = -np.inf
@@ -226,7 +199,7 @@ def _mab_block(
                 elif algo == FAIRX_TS:
                     for a in range(K):
                         y[a] = c[g] * (post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a])
-                    arm = _softmax_sample(y, u, pi, cdf)
+                    arm = softmax_sample_row(y, u, pi, cdf)
                 elif algo == TS:
                     arm = 0
                     best = -np.inf
@@ -247,10 +220,10 @@ def _mab_block(
                             m = y[a]
                     for a in range(K):
                         y[a] = math.exp(y[a] - m)
-                    total = _row_sum(y, K)
+                    total = pairwise_sum(y, 0, K)
                     for a in range(K):
                         pi[a] = (1.0 - eps[g]) * (y[a] / total) + eps[g] / K
-                    arm = _sample_from_policy(pi, u)
+                    arm = sample_row(pi, u)
                 else:  # EG
                     greedy = 0
                     best = -np.inf
@@ -261,7 +234,7 @@ def _mab_block(
                             greedy = a
                     for a in range(K):
                         pi[a] = (1.0 - eps[g]) * (1.0 if a == greedy else 0.0) + eps[g] / K
-                    arm = _sample_from_policy(pi, u)
+                    arm = sample_row(pi, u)
                 # the environment's reward for this run's arm
                 if env == MULTILABEL:
                     example = int(env_u[r, s] * n_examples)
