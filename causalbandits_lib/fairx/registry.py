@@ -89,7 +89,7 @@ _MAB_ENVIRONMENTS = [
     # fairx/04 and fairx/05: a multi-label data set as a bandit
     ("multilabel", lambda: MultiLabelBandit(LABELS), K, TUNED_MAB + ("eg",)),
     # fairx/06: replay of a click log over changing pools
-    ("replay", lambda: _replay("mab"), 30, TUNED_MAB),
+    ("replay", lambda: _replay("mab"), 30, TUNED_MAB + ("eg",)),
 ]
 _LINEAR_ENVIRONMENTS = [
     # fairx/03: fresh contexts, a parameter drawn per run

@@ -19,6 +19,7 @@ from causalbandits_lib.core.streams import RunStreams
 from causalbandits_lib.fairx import algorithms as alg
 from causalbandits_lib.fairx import data
 from causalbandits_lib.fairx import experiments as ex
+from causalbandits_lib.fairx.kernels import FairXKernel
 from causalbandits_lib.fairx.linear_kernels import LinearKernel
 from causalbandits_lib.fairx.merit import AffineMerit, ExpMerit
 from causalbandits_lib.fairx.model import ContextTableBandit, GaussianContextBandit
@@ -128,7 +129,22 @@ def test_linear_kernel_replay_paper_configuration(yahoo_log, name):
     assert slow[0]["accepted"].sum() > 100  # the runs learnt from many events
 
 
-@pytest.mark.parametrize("mode", ["linear"])
+@pytest.mark.parametrize("name", ["FairX-UCB", "FairX-TS", "FairX-EG", "UCB", "TS", "EG"])
+def test_mab_kernel_replay_paper_configuration(yahoo_log, name):
+    """fairx/06 (multi-armed): 271 articles, pools of 20, the Yahoo! grids, c = 10: bit for bit."""
+    env = ReplayEnvironment(yahoo_log, yahoo_log.days(1, 1), "mab")
+    grid = ex.YAHOO_MAB_GRIDS.get(name, ex.MAB_GRIDS["EG"])
+    make = lambda: _grid_policy(name, ex.MAB_ALGORITHMS, grid, [10.0], 271, None)  # noqa: E731
+    metrics = ("policy", "reward", "arm_means", "accepted")
+    (a, p, _), (b, q, _) = _both(lambda: env, make, T=env.n_rounds, metrics=metrics)
+    for k in a.metrics:
+        assert same_arrays(a[k], b[k]), k
+    assert a["accepted"].sum() > 100
+    for attr in ("counts", "sums", "policy") + (("post_mean", "post_sd") if name.endswith("TS") else ()):
+        assert same_arrays(getattr(p, attr), getattr(q, attr)), attr
+
+
+@pytest.mark.parametrize("mode", ["mab", "linear"])
 def test_replay_regrets_compiled_equal_numpy(yahoo_log, mode):
     """The running regret sums of fairx/06 (with the accepted-event count) from the kernel."""
     env = ReplayEnvironment(yahoo_log, yahoo_log.days(1, 1), mode)
@@ -148,7 +164,7 @@ def test_simulate_fairness_takes_the_kernels(yeast_linear, yahoo_log):
     merit = ExpMerit([3.0])
     run = ex.simulate_fairness(yeast_linear["labels"], alg.FairXLinEG(merit, 0.0, 1.0, 50, 14), merit, 50, 0, n_runs=2)
     assert run.fairness.shape == (2, 1, len(run.t))
-    for mode, policy in (("linear", alg.LinTS(0.01, 0.01, 36, 20)),):
+    for mode, policy in (("mab", alg.UCB(0.01, 271)), ("linear", alg.LinTS(0.01, 0.01, 36, 20))):
         env = ReplayEnvironment(yahoo_log, yahoo_log.days(1, 1), mode)
         recorders = ex.fairness_recorders(merit, 100, replay=True)
         res = simulate(env, policy, 100, 0, n_runs=2, metrics=(), recorders=recorders)
@@ -178,9 +194,12 @@ def test_the_kernels_are_chosen_by_exact_type(yahoo_log):
     assert _kernel(ContextTableBandit(ctx, means), alg.FairXLinUCB(AffineMerit(1.0), 1.0, 1.0, 3, 4)) is None
     assert _kernel(ContextTableBandit(ctx, means), alg.FairXLinUCB(merit, 1.0, 1.0, 3, 4)) is not None
     day = yahoo_log.days(0, 0)
+    assert isinstance(_kernel(ReplayEnvironment(yahoo_log, day, "mab"), alg.UCB(0.1, 271)), FairXKernel)
     # a multi-armed policy against the linear replay, and a linear one against the multi-armed replay
     assert _kernel(ReplayEnvironment(yahoo_log, day, "linear"), alg.UCB(0.1, 271)) is None
     assert _kernel(ReplayEnvironment(yahoo_log, day, "mab"), alg.LinTS(1.0, 1.0, 36, 20)) is None
+    # the exact box solver has no kernel, on replay as elsewhere
+    assert _kernel(ReplayEnvironment(yahoo_log, day, "mab"), alg.FairXUCB(merit, 0.1, 271, "exact")) is None
 
 
 @pytest.mark.parametrize(
