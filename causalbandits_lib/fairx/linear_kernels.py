@@ -59,7 +59,7 @@ FAIRX_LINUCB, LINUCB, FAIRX_LINTS, LINTS, FAIRX_LINEG, LINEG = range(6)
 TABLE_LABELS, TABLE_NOISE, GAUSSIAN_CONTEXTS, REPLAY = range(4)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _row_dot(x, y, n, tmp):
     """``(x * y).sum(axis=-1)`` for one row of ``n`` numbers (numpy's pairwise order)."""
     for j in range(n):
@@ -72,11 +72,12 @@ def _ridge_update(S, mean, x, reward, noise_var, v, Sv, tmp):
     """:meth:`~.algorithms.RidgeState.update` for one run and configuration (Potter's square-root
     form of the Sherman-Morrison update); ``S`` (d, d) and ``mean`` (d,) change in place."""
     d = mean.shape[0]
-    for j in range(d):  # v = Sᵀx: a sum along the rows of S, sequential as numpy's
-        acc = S[0, j] * x[0]
-        for i in range(1, d):
-            acc += S[i, j] * x[i]
-        v[j] = acc
+    # v = Sᵀx: a sum along the rows of S, sequential in i as numpy's (the loop over j innermost)
+    for j in range(d):
+        v[j] = S[0, j] * x[0]
+    for i in range(1, d):
+        for j in range(d):
+            v[j] += S[i, j] * x[i]
     s = _row_dot(v, v, d, tmp)
     for i in range(d):
         Sv[i] = _row_dot(S[i], v, d, tmp)
@@ -146,6 +147,7 @@ def _linear_block(
     tmp = np.empty(max(K, d))
     Y = np.empty((K, d))
     u = np.empty(d)
+    ug = np.empty(d)
     theta = np.empty(d)
     v = np.empty(d)
     Sv = np.empty(d)
@@ -181,12 +183,12 @@ def _linear_block(
                     for a in range(K):
                         z[a] = _row_dot(X[a], mu, d, tmp)
                 if algo == FAIRX_LINUCB or algo == LINUCB:
-                    for a in range(K):  # Y = X S (the numpy path's BLAS product, summed in order)
+                    for a in range(K):  # Y = X S (the numpy path's BLAS product), summed in order of i
                         for j in range(d):
-                            acc = X[a, 0] * S[0, j]
-                            for i in range(1, d):
-                                acc += X[a, i] * S[i, j]
-                            Y[a, j] = acc
+                            Y[a, j] = X[a, 0] * S[0, j]
+                        for i in range(1, d):
+                            for j in range(d):
+                                Y[a, j] += X[a, i] * S[i, j]
                 if algo == FAIRX_LINUCB:
                     for a in range(K):
                         z0[a] = z[a]
@@ -210,11 +212,15 @@ def _linear_block(
                         value = pairwise_sum(tmp, 0, K)
                         for a in range(K):
                             g_[a] = y[a] * (1.0 + c[g] * (z[a] - value))
-                        for j in range(d):  # u ← u + lr Yᵀg, then back into the unit ball
-                            acc = Y[0, j] * g_[0]
-                            for a in range(1, K):
-                                acc += Y[a, j] * g_[a]
-                            u[j] = u[j] + lr * acc
+                        # u ← u + lr Yᵀg (a sum over the arms, sequential as numpy's), then back
+                        # into the unit ball
+                        for j in range(d):
+                            ug[j] = Y[0, j] * g_[0]
+                        for a in range(1, K):
+                            for j in range(d):
+                                ug[j] += Y[a, j] * g_[a]
+                        for j in range(d):
+                            u[j] = u[j] + lr * ug[j]
                         shrink = np_maximum(1.0, math.sqrt(_row_dot(u, u, d, tmp)))
                         for j in range(d):
                             u[j] /= shrink
