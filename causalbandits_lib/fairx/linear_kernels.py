@@ -94,6 +94,39 @@ def _ridge_update(S, mean, x, reward, noise_var, v, Sv, tmp):
 
 
 @njit(cache=True)
+def _times_root(X, S, Y):
+    """``Y = X S`` (K, d) = (K, d)(d, d), every entry summed in order of the inner index (the
+    numpy path hands this product to BLAS). Four rows of ``X`` share each row of ``S``."""
+    K, d = X.shape
+    a = 0
+    while a < K:
+        if a + 4 <= K:
+            for j in range(d):
+                s0 = S[0, j]
+                Y[a, j] = X[a, 0] * s0
+                Y[a + 1, j] = X[a + 1, 0] * s0
+                Y[a + 2, j] = X[a + 2, 0] * s0
+                Y[a + 3, j] = X[a + 3, 0] * s0
+            for i in range(1, d):
+                x0, x1, x2, x3 = X[a, i], X[a + 1, i], X[a + 2, i], X[a + 3, i]
+                for j in range(d):
+                    sij = S[i, j]
+                    Y[a, j] += x0 * sij
+                    Y[a + 1, j] += x1 * sij
+                    Y[a + 2, j] += x2 * sij
+                    Y[a + 3, j] += x3 * sij
+            a += 4
+        else:
+            for j in range(d):
+                Y[a, j] = X[a, 0] * S[0, j]
+            for i in range(1, d):
+                xi = X[a, i]
+                for j in range(d):
+                    Y[a, j] += xi * S[i, j]
+            a += 1
+
+
+@njit(cache=True)
 def _linear_block(
     algo,
     env_kind,
@@ -183,12 +216,7 @@ def _linear_block(
                     for a in range(K):
                         z[a] = _row_dot(X[a], mu, d, tmp)
                 if algo == FAIRX_LINUCB or algo == LINUCB:
-                    for a in range(K):  # Y = X S (the numpy path's BLAS product), summed in order of i
-                        for j in range(d):
-                            Y[a, j] = X[a, 0] * S[0, j]
-                        for i in range(1, d):
-                            for j in range(d):
-                                Y[a, j] += X[a, i] * S[i, j]
+                    _times_root(X, S, Y)
                 if algo == FAIRX_LINUCB:
                     for a in range(K):
                         z0[a] = z[a]
