@@ -19,14 +19,17 @@ are computed as on the numpy path.
 
 Arithmetic: every element-wise step and every row sum is repeated in numpy's order (pairwise sums
 of contiguous rows through :func:`~causalbandits_lib.core.kernels.pairwise_sum`, sequential sums
-along a non-contiguous axis). One product is not: FairX-LinUCB and LinUCB multiply the contexts by
-the square root ``S`` with ``@``, which numpy hands to BLAS, whose order of summation (and use of
-fused multiply-adds) is its own; the kernel sums sequentially. Those two algorithms therefore agree
-with the numpy path to about 1e-15 relative, not bit for bit (the conformance check allows 1e-9
-relative and requires identical decisions); the other four agree bit for bit on this machine. The
-replay environment's ground truth ``θ_LS·x`` is a BLAS product as well: it is computed with numpy
-for the whole block at once, which gives the numbers of the environment's per-event product on
-this machine (tested); it enters the regrets only, never a decision.
+along a non-contiguous axis), so the ridge state, the rewards and the decisions are the numpy
+path's bit for bit. One product is BLAS's: FairX-LinUCB and LinUCB multiply the contexts by the
+square root ``S`` with ``@``, which numpy hands to BLAS (dgemm), whose order of summation and use
+of fused multiply-adds are its own. The kernel calls BLAS too (``np.dot`` in numba goes through
+SciPy's BLAS), which on this machine gives numpy's numbers bit for bit (tested at the notebooks'
+sizes); where the two libraries differ the deployed policies agree to rounding, and in
+ill-conditioned configurations (ridge 1e-6, β = 100, c = 10 on the replay) tiny probabilities may
+then differ by more than the check's 1e-9 relative. A sequential sum instead of BLAS did exactly
+that. The replay environment's ground truth ``θ_LS·x`` is a BLAS product as well: it is computed
+with numpy for the whole block at once, which gives the numbers of the environment's per-event
+product on this machine (tested); it enters the regrets only, never a decision.
 
 Not covered (the numpy path runs): merit functions other than :class:`~.merit.ExpMerit`,
 subclasses of these classes or environments, and the multi-armed replay (``mode="mab"``).
@@ -91,39 +94,6 @@ def _ridge_update(S, mean, x, reward, noise_var, v, Sv, tmp):
             S[i, j] -= a * v[j]
     for i in range(d):
         mean[i] += Sv[i] * step
-
-
-@njit(cache=True)
-def _times_root(X, S, Y):
-    """``Y = X S`` (K, d) = (K, d)(d, d), every entry summed in order of the inner index (the
-    numpy path hands this product to BLAS). Four rows of ``X`` share each row of ``S``."""
-    K, d = X.shape
-    a = 0
-    while a < K:
-        if a + 4 <= K:
-            for j in range(d):
-                s0 = S[0, j]
-                Y[a, j] = X[a, 0] * s0
-                Y[a + 1, j] = X[a + 1, 0] * s0
-                Y[a + 2, j] = X[a + 2, 0] * s0
-                Y[a + 3, j] = X[a + 3, 0] * s0
-            for i in range(1, d):
-                x0, x1, x2, x3 = X[a, i], X[a + 1, i], X[a + 2, i], X[a + 3, i]
-                for j in range(d):
-                    sij = S[i, j]
-                    Y[a, j] += x0 * sij
-                    Y[a + 1, j] += x1 * sij
-                    Y[a + 2, j] += x2 * sij
-                    Y[a + 3, j] += x3 * sij
-            a += 4
-        else:
-            for j in range(d):
-                Y[a, j] = X[a, 0] * S[0, j]
-            for i in range(1, d):
-                xi = X[a, i]
-                for j in range(d):
-                    Y[a, j] += xi * S[i, j]
-            a += 1
 
 
 @njit(cache=True)
@@ -216,7 +186,7 @@ def _linear_block(
                     for a in range(K):
                         z[a] = _row_dot(X[a], mu, d, tmp)
                 if algo == FAIRX_LINUCB or algo == LINUCB:
-                    _times_root(X, S, Y)
+                    np.dot(X, S, Y)  # BLAS, as numpy's ``@`` (the same numbers, see the module docstring)
                 if algo == FAIRX_LINUCB:
                     for a in range(K):
                         z0[a] = z[a]
