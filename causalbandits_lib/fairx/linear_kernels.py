@@ -32,7 +32,8 @@ with numpy for the whole block at once, which gives the numbers of the environme
 product on this machine (tested); it enters the regrets only, never a decision.
 
 Not covered (the numpy path runs): merit functions other than :class:`~.merit.ExpMerit`,
-subclasses of these classes or environments, and the multi-armed replay (``mode="mab"``).
+subclasses of these classes or environments. The multi-armed replay (``mode="mab"``) has its kernel
+in :mod:`.kernels`.
 """
 
 from __future__ import annotations
