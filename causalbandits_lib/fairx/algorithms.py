@@ -472,6 +472,21 @@ class _LinearPolicy:
     def diagnostics(self) -> dict[str, np.ndarray]:
         return {"policy": self.policy}
 
+    def compiled(self, env):
+        """The compiled fast path against a linear environment (:mod:`.linear_kernels`), or None
+        (a subclass, another environment or merit function: the numpy path runs)."""
+        from . import linear_kernels as lk
+
+        code = {
+            FairXLinUCB: lk.FAIRX_LINUCB,
+            LinUCB: lk.LINUCB,
+            FairXLinTS: lk.FAIRX_LINTS,
+            LinTS: lk.LINTS,
+            FairXLinEG: lk.FAIRX_LINEG,
+            LinEG: lk.LINEG,
+        }.get(type(self))
+        return None if code is None else lk.linear_kernel_for(self, env, code)
+
 
 class FairXLinUCB(_LinearPolicy):
     """FairX-LinUCB (Algorithm 3) with a constant radius ``β`` (as in the experiments, §5.1).
@@ -529,11 +544,11 @@ class _LinearPosterior(_LinearPolicy):
         super().__init__(dim, n_arms, 1.0 / self.prior_sd**2, self.reward_sd**2, c=c)
 
     def _reset_extra(self, streams: RunStreams) -> None:
-        self._xi = streams.per_round("posterior", (self.dim,), "normal")
+        self.posterior_noise = streams.per_round("posterior", (self.dim,), "normal")
 
     def posterior_sample(self, t: int) -> np.ndarray:
         """``μ_t ~ N(μ̂_t, A_t⁻¹)`` as ``μ̂ + S ξ``, shape (R, G, d)."""
-        return self.state.mean + (self.state.root * self._xi.at(t)[:, None, None, :]).sum(axis=-1)
+        return self.state.mean + (self.state.root * self.posterior_noise.at(t)[:, None, None, :]).sum(axis=-1)
 
 
 class FairXLinTS(_LinearPosterior):

@@ -44,6 +44,7 @@ from . import algorithms
 from .data import MultiLabelData
 from .merit import ExpMerit, RegretMeter, optimal_fair_policy
 from .model import ContextTableBandit, MultiLabelBandit, least_squares_parameter, random_fourier_contexts
+from .yahoo import ReplayEnvironment
 
 __all__ = [
     "REGRETS",
@@ -188,7 +189,9 @@ def regret_block_values(merit) -> Callable[[Mapping[str, np.ndarray]], dict[str,
     """:func:`regret_values` for a block of rounds from a compiled kernel (``policy`` of shape
     (R, B, G, K), ``arm_means`` (R, B, K)): the same element-wise arithmetic and row sums, so the
     same numbers. The optimal fair policy is computed once per block when the means do not change
-    within it (the multi-armed environments), as :class:`~.merit.RegretMeter` does."""
+    within it (the multi-armed environments), as :class:`~.merit.RegretMeter` does. When the block
+    has ``accepted`` (R, B, G) (replay), the regrets are multiplied by it and ``rounds`` counts the
+    accepted events, as in :func:`regret_values`."""
 
     def values(block: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         policy, means = block["policy"], block["arm_means"]
@@ -202,7 +205,10 @@ def regret_block_values(merit) -> Callable[[Mapping[str, np.ndarray]], dict[str,
         optimal_value = (optimal * means).sum(axis=-1)
         fr = np.abs(policy - optimal).sum(axis=-1)
         rr = optimal_value - (policy * means).sum(axis=-1)
-        return {"fairness": fr, "reward": rr}
+        accepted = block.get("accepted")
+        if accepted is None:
+            return {"fairness": fr, "reward": rr}
+        return {"fairness": fr * accepted, "reward": rr * accepted, "rounds": accepted}
 
     return values
 
@@ -213,11 +219,16 @@ def deployed_policy(t, context, actions, feedback, policy) -> dict[str, np.ndarr
 
 
 def fairness_recorders(
-    merit, T: int, checkpoints: Sequence[int] | None = None, exposure_at: Sequence[int] = ()
+    merit,
+    T: int,
+    checkpoints: Sequence[int] | None = None,
+    exposure_at: Sequence[int] = (),
+    replay: bool = False,
 ) -> list[RunningSums]:
     """The recorders of a FairX simulation: running regret sums at ``checkpoints`` (default
     :func:`checkpoints_for`) named ``regrets``, and, when ``exposure_at`` names rounds, running
-    sums of the deployed policy at those rounds named ``exposure``.
+    sums of the deployed policy at those rounds named ``exposure``. ``replay``: the environment
+    reports ``accepted`` events (a compiled kernel must then write them too).
 
     Raises
     ------
@@ -231,7 +242,7 @@ def fairness_recorders(
             pts,
             name=REGRETS,
             block_values=regret_block_values(merit),
-            block_inputs=("policy", "arm_means"),
+            block_inputs=("policy", "arm_means") + (("accepted",) if replay else ()),
         )
     ]
     expo_pts = sorted({int(e) for e in exposure_at})
@@ -260,6 +271,7 @@ def simulate_fairness(
     runs: Sequence[int] | None = None,
     checkpoints: Sequence[int] | None = None,
     exposure_at: Sequence[int] = (),
+    backend: str = "auto",
 ) -> FairnessRun:
     """Step ``policy`` against ``env`` for ``T`` rounds with
     :func:`~causalbandits_lib.core.runner.simulate`, keeping only the running sums of
@@ -280,12 +292,15 @@ def simulate_fairness(
         1-based rounds at which cumulative regrets are kept (default :func:`checkpoints_for`).
     exposure_at : sequence of int
         Rounds at which the average exposure per arm is kept (Figure 1).
+    backend : {"auto", "numpy", "compiled"}
+        As in :func:`~causalbandits_lib.core.runner.simulate` (``auto``: the compiled kernel of the
+        pair when it has one).
     """
     T = int(T)
     if T < 1:
         raise ValueError(f"T={T} must be at least 1")
-    recorders = fairness_recorders(merit, T, checkpoints, exposure_at)
-    result = simulate(env, policy, T, seed, n_runs=n_runs, runs=runs, metrics=(), recorders=recorders)
+    recorders = fairness_recorders(merit, T, checkpoints, exposure_at, replay=isinstance(env, ReplayEnvironment))
+    result = simulate(env, policy, T, seed, n_runs=n_runs, runs=runs, metrics=(), recorders=recorders, backend=backend)
     return FairnessRun.from_simulation(result)
 
 

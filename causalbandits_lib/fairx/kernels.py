@@ -2,18 +2,23 @@
 
 One kernel steps FairX-UCB (projected gradient, ``f = exp(cμ)``), FairX-TS, FairX-EG (both with
 ``f = exp(cμ)``), UCB, Thompson sampling or ε-greedy against :class:`~.model.MultiLabelBandit`,
-:class:`~.model.ArmsBandit` or :class:`~.model.PriorArmsBandit`, for every run and configuration,
-through a block of rounds, reading the same named random streams as the numpy classes of
+:class:`~.model.ArmsBandit`, :class:`~.model.PriorArmsBandit` or the multi-armed replay of a click
+log (:class:`~.yahoo.ReplayEnvironment` with ``mode="mab"``: the policy is over each event's pool
+of candidates, the UCB family plays an unpulled candidate first, and only the events whose arm is
+the logged one are learnt from, ``accepted``), for every run and configuration, through a block of
+rounds, reading the same named random streams as the numpy classes of
 :mod:`.algorithms` and :mod:`.model` (which stay the readable reference). It writes the deployed
 policy of every round, from which the fairness and reward regrets are computed exactly as on the
 numpy path (:func:`.experiments.regret_values`); a conformance check compares the two paths for
 every registered pair.
 
 The arithmetic repeats the numpy path's operation for operation, including the order of its sums
-(numpy reduces a row of eight or more numbers pairwise: :func:`_row_sum` does the same), so the
+(numpy reduces a row of eight or more numbers pairwise:
+:func:`~causalbandits_lib.core.kernels.pairwise_sum` does the same), so the
 two paths agree bit for bit on this machine; the tests allow 1e-9 relative, as for every kernel.
-Replay (a pool of candidates per round) and the linear algorithms have no kernel: they run on the
-numpy path.
+The linear algorithms have their kernel in :mod:`.linear_kernels`. Not covered here (the numpy
+path runs): the exact box solver of FairX-UCB, merit functions other than
+:class:`~.merit.ExpMerit`, subclasses of these classes or environments.
 """
 
 from __future__ import annotations
@@ -23,46 +28,18 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["FairXKernel", "kernel_for"]
+from ..core.kernels import pairwise_sum
+
+__all__ = ["FairXKernel", "kernel_for", "softmax_sample_row", "sample_row"]
 
 # algorithm codes
 FAIRX_UCB, FAIRX_TS, FAIRX_EG, UCB, TS, EG = range(6)
 # environment codes
-MULTILABEL, BERNOULLI, GAUSSIAN = range(3)
-
-
-@njit(cache=True, inline="always")
-def _row_sum(x, n):
-    """``np.sum`` of a contiguous row of ``n`` numbers, in numpy's order: sequential below 8
-    numbers, eight interleaved partial sums combined pairwise up to 128 (the rows here)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += x[i]
-        return res
-    r0, r1, r2, r3 = x[0], x[1], x[2], x[3]
-    r4, r5, r6, r7 = x[4], x[5], x[6], x[7]
-    i = 8
-    stop = n - (n % 8)
-    while i < stop:
-        r0 += x[i]
-        r1 += x[i + 1]
-        r2 += x[i + 2]
-        r3 += x[i + 3]
-        r4 += x[i + 4]
-        r5 += x[i + 5]
-        r6 += x[i + 6]
-        r7 += x[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += x[i]
-        i += 1
-    return res
+MULTILABEL, BERNOULLI, GAUSSIAN, REPLAY = range(4)
 
 
 @njit(cache=True)
-def _softmax_sample(y, u, pi, cdf):
+def softmax_sample_row(y, u, pi, cdf):
     """:func:`~.merit.softmax_and_sample` for one row: ``y`` is overwritten; returns the arm."""
     K = y.shape[0]
     m = y[0]
@@ -86,7 +63,7 @@ def _softmax_sample(y, u, pi, cdf):
 
 
 @njit(cache=True)
-def _sample_from_policy(pi, u):
+def sample_row(pi, u):
     """:func:`~.merit.sample_from_policy` for one row."""
     K = pi.shape[0]
     acc = 0.0
@@ -120,8 +97,8 @@ def _pgd_exp(c, lower, upper, mean, lr, steps, y, ylo, yhi, e, ey, g, prev):
             prev[a] = y[a]
             e[a] = math.exp(y[a])
             ey[a] = e[a] * y[a]
-        s0 = _row_sum(e, K)
-        s1 = _row_sum(ey, K)
+        s0 = pairwise_sum(e, 0, K)
+        s1 = pairwise_sum(ey, 0, K)
         big_y = s1 / s0
         scale = gain / s0
         moved = False
@@ -163,8 +140,12 @@ def _mab_block(
     labels,
     arm_means,
     env_sd,
+    pools,
+    shown,
+    click,
     policy_out,
     reward_out,
+    accepted_out,
 ):
     """Every run and configuration through the rounds of one block (see the module docstring).
 
@@ -173,12 +154,17 @@ def _mab_block(
     u_arm : (R, B) the policy's "arm" uniforms; posterior_noise : (R, B, K) (TS family)
     env_u : (R, B) example uniforms (multi-label); env_noise : (R, B, K) reward noise (arms)
     labels : (n, K) 0/1 labels (multi-label); arm_means : (R, K) exact means
-    policy_out : (R, B, G, K) deployed policies; reward_out : (R, B, G) rewards
+    pools, shown, click : (B, P), (B,), (B,) replay only: the candidate arms of each logged event,
+        the index (into the pool) of the logged arm and its click
+    policy_out : (R, B, G, P) deployed policies (P = K without replay); reward_out : (R, B, G)
+    rewards; accepted_out : (R, B, G) replay only, whether the run's arm is the logged one
     """
     R, G, K = counts.shape
     B = u_arm.shape[1]
     n_examples = labels.shape[0]
     round_robin = algo == FAIRX_UCB or algo == UCB
+    replay = env == REPLAY
+    every_arm = np.arange(K)
     mu = np.empty(K)
     lower = np.empty(K)
     upper = np.empty(K)
@@ -194,89 +180,124 @@ def _mab_block(
         for s in range(B):
             t = t0 + s
             u = u_arm[r, s]
+            ids = pools[s] if replay else every_arm  # the candidate arms of the round
+            P = ids.shape[0]
             for g in range(G):
                 pi = policy_out[r, s, g]
-                if round_robin and t < K:
-                    arm = t
-                    for a in range(K):
-                        pi[a] = 0.0
+                # the round-robin start: each arm once (per pool in replay: an unpulled candidate first)
+                first = -1
+                if round_robin:
+                    if replay:
+                        for p in range(P):
+                            if counts[r, g, ids[p]] == 0:
+                                first = p
+                                break
+                    elif t < K:
+                        first = t
+                if first >= 0:
+                    arm = first
+                    for p in range(P):
+                        pi[p] = 0.0
                     pi[arm] = 1.0
                 elif algo == FAIRX_UCB:
-                    for a in range(K):
-                        n = counts[r, g, a]
-                        mean = sums[r, g, a] / n
+                    for p in range(P):
+                        n = counts[r, g, ids[p]]
+                        if replay:
+                            n = max(n, 1.0)
+                        mean = sums[r, g, ids[p]] / n
                         width = w0[g] / math.sqrt(n)
-                        mu[a] = mean
-                        lower[a] = mean - width
-                        upper[a] = mean + width
-                    _pgd_exp(c[g], lower, upper, mu, lr, steps, y, ylo, yhi, e, ey, g_, prev)
-                    arm = _softmax_sample(y, u, pi, cdf)
+                        mu[p] = mean
+                        lower[p] = mean - width
+                        upper[p] = mean + width
+                    _pgd_exp(c[g], lower[:P], upper[:P], mu[:P], lr, steps, y[:P], ylo, yhi, e, ey, g_, prev)
+                    arm = softmax_sample_row(y[:P], u, pi, cdf)
                 elif algo == UCB:
                     arm = 0
                     best = -np.inf
-                    for a in range(K):
-                        n = counts[r, g, a]
-                        v = sums[r, g, a] / n + w0[g] / math.sqrt(n)
+                    for p in range(P):
+                        n = counts[r, g, ids[p]]
+                        if replay:
+                            n = max(n, 1.0)
+                        v = sums[r, g, ids[p]] / n + w0[g] / math.sqrt(n)
                         if v > best:
                             best = v
-                            arm = a
-                    for a in range(K):
-                        pi[a] = 0.0
+                            arm = p
+                    for p in range(P):
+                        pi[p] = 0.0
                     pi[arm] = 1.0
                 elif algo == FAIRX_TS:
-                    for a in range(K):
-                        y[a] = c[g] * (post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a])
-                    arm = _softmax_sample(y, u, pi, cdf)
+                    for p in range(P):
+                        a = ids[p]
+                        y[p] = c[g] * (post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a])
+                    arm = softmax_sample_row(y[:P], u, pi, cdf)
                 elif algo == TS:
                     arm = 0
                     best = -np.inf
-                    for a in range(K):
+                    for p in range(P):
+                        a = ids[p]
                         v = post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a]
                         if v > best:
                             best = v
-                            arm = a
-                    for a in range(K):
-                        pi[a] = 0.0
+                            arm = p
+                    for p in range(P):
+                        pi[p] = 0.0
                     pi[arm] = 1.0
                 elif algo == FAIRX_EG:
                     # ExpMerit.policy of the empirical means, mixed with the uniform policy
                     m = -np.inf
-                    for a in range(K):
-                        y[a] = c[g] * (sums[r, g, a] / max(counts[r, g, a], 1.0))
-                        if y[a] > m:
-                            m = y[a]
-                    for a in range(K):
-                        y[a] = math.exp(y[a] - m)
-                    total = _row_sum(y, K)
-                    for a in range(K):
-                        pi[a] = (1.0 - eps[g]) * (y[a] / total) + eps[g] / K
-                    arm = _sample_from_policy(pi, u)
+                    for p in range(P):
+                        a = ids[p]
+                        y[p] = c[g] * (sums[r, g, a] / max(counts[r, g, a], 1.0))
+                        if y[p] > m:
+                            m = y[p]
+                    for p in range(P):
+                        y[p] = math.exp(y[p] - m)
+                    if replay:
+                        # numpy's arrays restricted to a pool (``values[..., pool]``) have the pool
+                        # axis outermost in memory, so their row sums are sequential, not pairwise
+                        total = y[0]
+                        for p in range(1, P):
+                            total += y[p]
+                    else:
+                        total = pairwise_sum(y, 0, P)
+                    for p in range(P):
+                        pi[p] = (1.0 - eps[g]) * (y[p] / total) + eps[g] / P
+                    arm = sample_row(pi, u)
                 else:  # EG
                     greedy = 0
                     best = -np.inf
-                    for a in range(K):
+                    for p in range(P):
+                        a = ids[p]
                         v = sums[r, g, a] / max(counts[r, g, a], 1.0)
                         if v > best:
                             best = v
-                            greedy = a
-                    for a in range(K):
-                        pi[a] = (1.0 - eps[g]) * (1.0 if a == greedy else 0.0) + eps[g] / K
-                    arm = _sample_from_policy(pi, u)
+                            greedy = p
+                    for p in range(P):
+                        pi[p] = (1.0 - eps[g]) * (1.0 if p == greedy else 0.0) + eps[g] / P
+                    arm = sample_row(pi, u)
                 # the environment's reward for this run's arm
                 if env == MULTILABEL:
                     example = int(env_u[r, s] * n_examples)
                     reward = labels[example, arm]
                 elif env == BERNOULLI:
                     reward = 1.0 if env_noise[r, s, arm] < arm_means[r, arm] else 0.0
+                elif env == REPLAY:
+                    accepted = arm == shown[s]
+                    accepted_out[r, s, g] = accepted
+                    reward = click[s] if accepted else 0.0
+                    if not accepted:  # a rejected event teaches nothing
+                        reward_out[r, s, g] = reward
+                        continue
                 else:
                     reward = arm_means[r, arm] + env_sd * env_noise[r, s, arm]
                 reward_out[r, s, g] = reward
-                counts[r, g, arm] += 1.0
-                sums[r, g, arm] += reward
+                a = ids[arm]
+                counts[r, g, a] += 1.0
+                sums[r, g, a] += reward
                 if algo == FAIRX_TS or algo == TS:
-                    prec = counts[r, g, arm] * lik_prec[g] + prior_prec[g]
-                    post_mean[r, g, arm] = sums[r, g, arm] * lik_prec[g] / prec
-                    post_sd[r, g, arm] = 1.0 / math.sqrt(prec)
+                    prec = counts[r, g, a] * lik_prec[g] + prior_prec[g]
+                    post_mean[r, g, a] = sums[r, g, a] * lik_prec[g] / prec
+                    post_sd[r, g, a] = 1.0 / math.sqrt(prec)
 
 
 class FairXKernel:
@@ -285,12 +306,15 @@ class FairXKernel:
     def __init__(self, policy, env, algo: int, env_kind: int):
         self.policy, self.env, self.algo, self.env_kind = policy, env, algo, env_kind
         R, G, K = policy.counts.shape
+        P = env.n_arms if env_kind == REPLAY else K  # the candidates of a round (the pool in replay)
         self.outputs = {
-            "policy": (np.float64, (G, K)),
+            "policy": (np.float64, (G, P)),
             "reward": (np.float64, (G,)),
-            "arm_means": (np.float64, (K,)),
+            "arm_means": (np.float64, (P,)),
         }
-        self.G, self.K = G, K
+        if env_kind == REPLAY:
+            self.outputs["accepted"] = (np.bool_, (G,))
+        self.G, self.K, self.P = G, K, P
 
         def per_config(values, default):
             arr = np.atleast_1d(np.asarray(default if values is None else values, dtype=float))
@@ -308,9 +332,11 @@ class FairXKernel:
         self.steps = int(getattr(policy, "steps", 0))
         if env_kind == MULTILABEL:
             self.labels = np.ascontiguousarray(env.labels)
-            self.arm_means = np.ascontiguousarray(np.broadcast_to(env.means, (R, K)))
         else:
             self.labels = np.zeros((1, K))
+        if env_kind == REPLAY:
+            self.arm_means = np.zeros((1, 1))
+        else:
             self.arm_means = np.ascontiguousarray(np.broadcast_to(env.means, (R, K)))
         self.env_sd = float(getattr(env, "sd", 1.0))
         self.post_mean = getattr(policy, "post_mean", None)
@@ -327,14 +353,23 @@ class FairXKernel:
             if self.algo in (FAIRX_TS, TS)
             else np.zeros((1, 1, 1))
         )
+        env_u, env_noise = np.zeros((1, 1)), np.zeros((1, 1, 1))
+        pools, shown, click = np.zeros((1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1)
         if self.env_kind == MULTILABEL:
             env_u = np.ascontiguousarray(env.example_uniforms.block(t0, t1))
-            env_noise = np.zeros((1, 1, 1))
+        elif self.env_kind == REPLAY:
+            e0, e1 = env.start + t0, env.start + t1
+            if e1 > env.stop:
+                raise IndexError(f"round {t1 - 1} is past the end of the replayed events ({env.n_rounds})")
+            log = env.log
+            pools = np.ascontiguousarray(log.pool[e0:e1], dtype=np.int64)
+            shown = np.ascontiguousarray(log.shown[e0:e1], dtype=np.int64)
+            click = np.ascontiguousarray(log.click[e0:e1], dtype=float)
         else:
-            env_u = np.zeros((1, 1))
             env_noise = np.ascontiguousarray(env.reward_noise.block(t0, t1))
-        policy_out = out["policy"] if "policy" in out else np.empty((R, B, self.G, self.K))
+        policy_out = out["policy"] if "policy" in out else np.empty((R, B, self.G, self.P))
         reward_out = out["reward"] if "reward" in out else np.empty((R, B, self.G))
+        accepted_out = out["accepted"] if "accepted" in out else np.empty((R, B, self.G), dtype=np.bool_)
         _mab_block(
             self.algo,
             self.env_kind,
@@ -357,10 +392,20 @@ class FairXKernel:
             self.labels,
             self.arm_means,
             self.env_sd,
+            pools,
+            shown,
+            click,
             policy_out,
             reward_out,
+            accepted_out,
         )
-        if "arm_means" in out:
+        if self.env_kind == REPLAY:
+            means = env.ctr[pools]  # (B, P): the click rates of each event's pool, as observe() has them
+            if "arm_means" in out:
+                out["arm_means"][:] = means[None]
+            env._e = env.start + t1 - 1  # what observe() leaves behind
+            env._means = np.broadcast_to(means[-1], (R, self.P))
+        elif "arm_means" in out:
             out["arm_means"][:] = self.arm_means[:, None, :]
         policy.policy = policy_out[:, -1].copy()  # what select() leaves behind
 
@@ -370,6 +415,7 @@ def kernel_for(policy, env, algo: int):
     has none (another environment, a subclass, another merit function or solver)."""
     from .merit import ExpMerit
     from .model import ArmsBandit, MultiLabelBandit, PriorArmsBandit
+    from .yahoo import ReplayEnvironment
 
     if algo in (FAIRX_UCB, FAIRX_TS, FAIRX_EG) and type(getattr(policy, "merit", None)) is not ExpMerit:
         return None
@@ -382,6 +428,8 @@ def kernel_for(policy, env, algo: int):
         env_kind = BERNOULLI if env.noise == "bernoulli" else GAUSSIAN
     elif kind is PriorArmsBandit:
         env_kind = GAUSSIAN
+    elif kind is ReplayEnvironment and env.mode == "mab" and int(env.log.pool.max()) < policy.n_arms:
+        env_kind = REPLAY
     else:
         return None
     return FairXKernel(policy, env, algo, env_kind)

@@ -178,7 +178,7 @@ class ContextTableBandit:
     def reset(self, streams: RunStreams) -> None:
         self.example_uniforms = streams.per_round("example", (), "uniform")
         if self.labels is None:
-            self._eps = streams.per_round("noise", (), "normal")
+            self.reward_noise = streams.per_round("noise", (), "normal")
         self._rows = np.arange(streams.n_runs)[:, None]
         self._example = None
 
@@ -191,7 +191,7 @@ class ContextTableBandit:
         if self.labels is not None:
             reward = self.labels[self._example[:, None], arms]
         else:
-            reward = means[self._rows, arms] + self.noise_sd * self._eps.at(t)[:, None]
+            reward = means[self._rows, arms] + self.noise_sd * self.reward_noise.at(t)[:, None]
         return {"reward": reward, "arm_means": means}
 
 
@@ -231,18 +231,18 @@ class GaussianContextBandit:
             self.thetas = self.prior_sd * streams.once("theta", (self.dim,), "normal")
         else:
             self.thetas = np.broadcast_to(self.theta, (streams.n_runs, self.dim))
-        self._x = streams.per_round("contexts", (self.n_arms, self.dim), "normal")
-        self._eps = streams.per_round("noise", (), "normal")
+        self.context_noise = streams.per_round("contexts", (self.n_arms, self.dim), "normal")
+        self.reward_noise = streams.per_round("noise", (), "normal")
         self._rows = np.arange(streams.n_runs)[:, None]
 
     def observe(self, t: int) -> np.ndarray:
-        x = self._x.at(t)
+        x = self.context_noise.at(t)
         self._contexts = x / np.sqrt((x * x).sum(axis=-1, keepdims=True))
         self._means = (self._contexts * self.thetas[:, None, :]).sum(axis=-1)
         return self._contexts
 
     def pull(self, t: int, arms: np.ndarray) -> dict[str, np.ndarray]:
-        reward = self._means[self._rows, arms] + self.noise_sd * self._eps.at(t)[:, None]
+        reward = self._means[self._rows, arms] + self.noise_sd * self.reward_noise.at(t)[:, None]
         return {"reward": reward, "arm_means": self._means}
 
 

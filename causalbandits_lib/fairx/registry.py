@@ -1,6 +1,7 @@
 """The FairX (environment, policy) pairs, for the conformance test and ``make bench``.
 
-Every pair the notebooks simulate is registered on a small instance, with two configurations per
+Every pair the notebooks simulate, and every pair a compiled kernel (:mod:`.kernels`,
+:mod:`.linear_kernels`) implements, is registered on a small instance, with two configurations per
 policy where the policy takes per-configuration values (``G = 2``: the policies step their
 configurations inside each run, actions ``(R, G)``), plus the benchmark cases (yeast's label
 frequencies as Bernoulli arms, fresh Gaussian contexts). :data:`MERITS` gives the merit function
@@ -71,6 +72,8 @@ LINEAR_POLICIES = {
 FAIR_MAB = ("fairx_ucb", "fairx_ts", "fairx_eg")
 TUNED_MAB = FAIR_MAB + ("ucb", "ts")
 TUNED_LINEAR = ("fairx_linucb", "fairx_lints", "fairx_lineg", "linucb", "lints")
+#: The linear policies with a compiled kernel: the tuned ones and the linear ε-greedy baseline.
+ALL_LINEAR = TUNED_LINEAR + ("lineg",)
 
 # (environment name, factory, n_arms, policies): the pairs of the notebooks.
 _MAB_ENVIRONMENTS = [
@@ -86,11 +89,11 @@ _MAB_ENVIRONMENTS = [
     # fairx/04 and fairx/05: a multi-label data set as a bandit
     ("multilabel", lambda: MultiLabelBandit(LABELS), K, TUNED_MAB + ("eg",)),
     # fairx/06: replay of a click log over changing pools
-    ("replay", lambda: _replay("mab"), 30, TUNED_MAB),
+    ("replay", lambda: _replay("mab"), 30, TUNED_MAB + ("eg",)),
 ]
 _LINEAR_ENVIRONMENTS = [
     # fairx/03: fresh contexts, a parameter drawn per run
-    ("gaussian_contexts", lambda: GaussianContextBandit(None, K, 1.0, dim=DIM, prior_sd=0.5), DIM, K, TUNED_LINEAR),
+    ("gaussian_contexts", lambda: GaussianContextBandit(None, K, 1.0, dim=DIM, prior_sd=0.5), DIM, K, ALL_LINEAR),
     # fresh contexts, a fixed parameter (the linear ε-greedy baseline)
     ("fixed_theta_contexts", lambda: GaussianContextBandit(THETA, K, 0.5), DIM, K, ("lineg",)),
     # fairx/05: per-example contexts with label rewards (misspecified) and with Gaussian noise
@@ -99,11 +102,11 @@ _LINEAR_ENVIRONMENTS = [
         lambda: ContextTableBandit(CTX, CTX @ THETA, (CTX @ THETA > 0.2).astype(float)),
         DIM,
         K,
-        TUNED_LINEAR,
+        ALL_LINEAR,
     ),
-    ("context_table_noise", lambda: ContextTableBandit(CTX, CTX @ THETA, None, 0.1), DIM, K, TUNED_LINEAR),
+    ("context_table_noise", lambda: ContextTableBandit(CTX, CTX @ THETA, None, 0.1), DIM, K, ALL_LINEAR),
     # fairx/06: replay with outer-product contexts
-    ("replay_linear", lambda: _replay("linear"), 36, 5, TUNED_LINEAR),
+    ("replay_linear", lambda: _replay("linear"), 36, 5, ALL_LINEAR),
 ]
 
 
