@@ -697,14 +697,17 @@ def check_paired_lower(
     return Verdict(v.verdict, reason, v.criterion, v.details)
 
 
-def check_mean_above(samples: Sequence[float], limit: float, z: float = 2.0, what: str = "mean") -> Verdict:
+def check_mean_above(
+    samples: Sequence[float], limit: float, z: float = 2.0, what: str = "mean", unit: str = "runs"
+) -> Verdict:
     """Reproduced iff the mean of ``samples`` is above ``limit`` by more than ``z`` standard errors;
     not reproduced iff below it by more than ``z`` standard errors; ``partly`` (within noise,
-    indistinguishable) otherwise. The mirror of :func:`check_mean_below`."""
+    indistinguishable) otherwise. The mirror of :func:`check_mean_below`; ``unit`` names what the
+    samples are (runs, rounds, data sets)."""
     mean, se = mean_se(samples)
     n = np.asarray(samples).size
     rule = f"{what} - {z:g}·se > {_g(limit)} (reproduced) / {what} + {z:g}·se < limit (not reproduced)"
-    reason = f"{what} = {_g(mean)} ± {_g(se)} (se over {n} runs) vs {_g(limit)}"
+    reason = f"{what} = {_g(mean)} ± {_g(se)} (se over {n} {unit}) vs {_g(limit)}"
     details = {"mean": mean, "se": se, "n": int(n), "limit": float(limit)}
     if mean - z * se > limit:
         return Verdict("reproduced", reason, rule, details)
