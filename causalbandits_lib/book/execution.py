@@ -168,6 +168,19 @@ def remove_stale_kernel_folders() -> list[Path]:
     return removed
 
 
+def blas_environment() -> dict[str, str]:
+    """The OpenBLAS kernel set every execution uses: ``OPENBLAS_CORETYPE`` as the user set it, else
+    ``Haswell`` on an x86-64 CPU that has AVX2 and FMA (the kernels this machine's numbers come
+    from), else nothing (OpenBLAS chooses, and the record names what it chose)."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return {"OPENBLAS_CORETYPE": os.environ["OPENBLAS_CORETYPE"]}
+    try:
+        flags = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo") if line.startswith("flags")), [])
+    except OSError:
+        return {}
+    return {"OPENBLAS_CORETYPE": "Haswell"} if {"avx2", "fma"} <= set(flags) else {}
+
+
 def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
     """A kernel manager for one execution: it starts its kernel in ``cwd`` with ``env`` added to
     this process's environment, and talks to it over local IPC sockets instead of loopback TCP
@@ -314,11 +327,15 @@ def execute_notebook(
     # PYTHONHASHSEED: pgmpy's exact inference orders some contractions by set iteration, so its
     # results can differ in the last bits between interpreters with different hash seeds; the
     # kernel gets a fixed one so that re-executions give identical metrics.
+    # OPENBLAS_CORETYPE: OpenBLAS picks its kernels by CPU, and sums in a different order on CPUs
+    # with other vector units, so BLAS-heavy results (fairx's linear algorithms) differ in the
+    # last digits between machines; one kernel set for every x86-64 CPU with AVX2 removes that.
     env = {
         RECORD_DIR_ENV: str(staged_records),
         RECORD_SHOWN_AS_ENV: str(record),
         paths.ROOT_ENV: str(paths.book_root()),
         "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
+        **blas_environment(),
     }
     try:
         try:

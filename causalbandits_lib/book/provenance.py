@@ -86,14 +86,37 @@ def package_versions(packages: Iterable[str] = PINNED_PACKAGES) -> dict[str, str
     return out
 
 
+def cpu_model() -> str | None:
+    """The CPU's model name (Linux), or None."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), None)
+    except OSError:
+        return None
+
+
+def blas_info() -> list[dict[str, Any]]:
+    """The BLAS libraries loaded in this process, with the kernel set OpenBLAS chose for the CPU
+    (results that go through BLAS can differ in their last digits between kernel sets)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return []
+    keep = ("internal_api", "version", "architecture", "threading_layer")
+    return [{k: lib.get(k) for k in keep} for lib in threadpool_info() if lib.get("user_api") == "blas"]
+
+
 def platform_info() -> dict[str, Any]:
     return {
         "system": platform.system(),
         "machine": platform.machine(),
+        "cpu": cpu_model(),
         "cpus": os.cpu_count(),
         "python": sys.version.split()[0],
         # pgmpy's inference is bit-reproducible only under a fixed hash seed (see scm.DiscreteSCM.query)
         "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+        "blas": blas_info(),
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
     }
 
 

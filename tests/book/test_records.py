@@ -201,3 +201,17 @@ def test_a_page_below_paper_scale_shows_one_verdict_per_claim(record_dir, monkey
     monkeypatch.setattr(NotebookRun, "paper_results", lambda self: None)
     alone = nb.claims_table()
     assert "this page's run" not in alone and "no paper-scale record yet" in alone
+
+
+def test_records_name_the_blas_kernels_and_executions_pin_them(monkeypatch):
+    """BLAS-heavy numbers differ in the last digits between OpenBLAS kernel sets: a record names the
+    set it ran with, and executions pin one (the user's choice first)."""
+    from causalbandits_lib.book.execution import blas_environment
+    from causalbandits_lib.book.provenance import platform_info
+
+    info = platform_info()
+    assert "cpu" in info and isinstance(info["blas"], list)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "SandyBridge")
+    assert blas_environment() == {"OPENBLAS_CORETYPE": "SandyBridge"}
+    monkeypatch.delenv("OPENBLAS_CORETYPE")
+    assert blas_environment() in ({"OPENBLAS_CORETYPE": "Haswell"}, {})
