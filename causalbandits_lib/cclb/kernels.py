@@ -17,7 +17,7 @@ contiguous axis adds its products in pairs ``(p0 + p2) + (p1 + p3)`` (SSE lanes)
 (strided), the gradient's ``einsum`` over the pseudo-points runs two SSE lanes unrolled four
 times in reverse, the long row sums are numpy's pairwise sums
 (:func:`~causalbandits_lib.core.kernels.pairwise_sum`); the Gram matrices call BLAS ``dgemm``
-and the eigendecompositions LAPACK ``dsyevd`` through numba, as numpy does. ``expit``, ``log1p``
+and the eigendecompositions call LAPACK ``dsyevd`` as numpy does (scipy's, through its address). ``expit``, ``log1p``
 and ``logaddexp`` call the C library as scipy and numpy do. The two paths then agree bit for bit
 (the tests compare them); the registry's conformance check allows 1e-9 relative.
 
@@ -35,7 +35,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import get_cython_function_address, intrinsic
 
 from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, pairwise_sum
 from .confidence import beta_squared
@@ -134,9 +136,69 @@ def _expit(z):
     return 1.0 / (1.0 + math.exp(-z))
 
 
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """``a * b + c`` rounded once (LLVM's ``fma``), as OpenBLAS's dgemm kernels accumulate."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@njit(cache=True, error_model="numpy")
+def _gram_fma(Xv, X, w, out):
+    """``Xv @ X.T`` (4 x 4) as OpenBLAS computes it for up to 256 pseudo-points on this machine (one
+    fused multiply-add chain per entry, in order; :func:`fma_gram_matches` checks it before use).
+    Points of weight zero add exact zeros and are skipped."""
+    h00 = h01 = h02 = h03 = h10 = h11 = h12 = h13 = h20 = h21 = h22 = h23 = h30 = h31 = h32 = h33 = 0.0
+    for p in range(X.shape[1]):
+        if w[p] == 0.0:
+            continue
+        a0, a1, a2, a3 = Xv[0, p], Xv[1, p], Xv[2, p], Xv[3, p]
+        b0, b1, b2, b3 = X[0, p], X[1, p], X[2, p], X[3, p]
+        h00, h01, h02, h03 = _fma(a0, b0, h00), _fma(a0, b1, h01), _fma(a0, b2, h02), _fma(a0, b3, h03)
+        h10, h11, h12, h13 = _fma(a1, b0, h10), _fma(a1, b1, h11), _fma(a1, b2, h12), _fma(a1, b3, h13)
+        h20, h21, h22, h23 = _fma(a2, b0, h20), _fma(a2, b1, h21), _fma(a2, b2, h22), _fma(a2, b3, h23)
+        h30, h31, h32, h33 = _fma(a3, b0, h30), _fma(a3, b1, h31), _fma(a3, b2, h32), _fma(a3, b3, h33)
+    out[0, 0] = h00
+    out[0, 1] = h01
+    out[0, 2] = h02
+    out[0, 3] = h03
+    out[1, 0] = h10
+    out[1, 1] = h11
+    out[1, 2] = h12
+    out[1, 3] = h13
+    out[2, 0] = h20
+    out[2, 1] = h21
+    out[2, 2] = h22
+    out[2, 3] = h23
+    out[3, 0] = h30
+    out[3, 1] = h31
+    out[3, 2] = h32
+    out[3, 3] = h33
+
+
+def fma_gram_matches(P: int) -> bool:
+    """Whether :func:`_gram_fma` gives numpy's ``matmul`` bit for bit for ``P`` pseudo-points
+    (checked on random numbers; otherwise the kernel calls BLAS itself, as numpy does)."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        X = rng.normal(size=(4, P))
+        Xv = X * rng.random(P)
+        out = np.empty((4, 4))
+        _gram_fma(Xv, X, np.ones(P), out)
+        if not np.array_equal(out, Xv @ X.T):
+            return False
+    return True
+
+
 # ---------------------------------------------------------------------------- the loss of the binned data
 @njit(cache=True, error_model="numpy")
-def _evaluate(X, XT, w, b, th, with_loss, grad, wp, Xv, lw):
+def _evaluate(X, XT, w, b, th, with_loss, grad, wp, Xv, lw, gram, use_fma):
     """:meth:`~.confidence.LogisticData.evaluate` at one point: the loss (if ``with_loss``) is
     returned, the gradient written to ``grad`` and the Hessian returned. Pseudo-points of weight
     zero have zero features and add exact zeros: their logistic values are not computed."""
@@ -164,7 +226,11 @@ def _evaluate(X, XT, w, b, th, with_loss, grad, wp, Xv, lw):
             lw[p] = wt * sp
     for k in range(4):
         grad[k] = _sse_dot(X[k], wp, P) - b[k]
-    hess = np.dot(Xv, XT)
+    if use_fma:
+        _gram_fma(Xv, X, w, gram)
+        hess = gram
+    else:
+        hess = np.dot(Xv, XT)
     loss = 0.0
     if with_loss:
         loss = pairwise_sum(lw, 0, P) - _dot_pair(th, b)
@@ -195,22 +261,64 @@ def _loss(X, w, b, th, lw):
 
 
 # ---------------------------------------------------------------------------- quadratic models
+@intrinsic
+def _call_lapack11(typingctx, addr, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11):
+    """Call the Fortran routine at address ``addr`` with eleven pointer arguments (addresses as
+    integers). The address is an argument, so the compiled code does not depend on where scipy's
+    LAPACK is loaded and can be cached."""
+    sig = types.void(addr, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)
+
+    def codegen(context, builder, signature, args):
+        ptr = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 11)
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        builder.call(fn, [builder.inttoptr(v, ptr) for v in args[1:]])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @njit(cache=True, error_model="numpy")
-def _qmodel(theta0, grad, hess, ridge, ev, V, cb, tmp):
+def _dsyevd(lap, At, w):
+    """LAPACK ``dsyevd`` (eigenvalues and eigenvectors, lower triangle) on the column-major 4 x 4
+    matrix ``At`` (a C array holding the transpose), as ``np.linalg.eigh`` calls it; the
+    eigenvectors overwrite ``At`` (``At[j]`` is the ``j``-th). ``lap`` = (address, work, iwork,
+    (n, lwork, liwork, info) as int32, b"VL"). Returns LAPACK's ``info``."""
+    addr, work, iwork, ints, chars = lap
+    c, i = chars.ctypes.data, ints.ctypes.data
+    _call_lapack11(
+        addr, c, c + 1, i, At.ctypes.data, i, w.ctypes.data, work.ctypes.data, i + 4, iwork.ctypes.data, i + 8, i + 12
+    )
+    return ints[3]
+
+
+def lapack_workspace():
+    """The ``lap`` bundle of :func:`_dsyevd`: scipy's ``dsyevd`` and workspaces of the size LAPACK asks for."""
+    addr = get_cython_function_address("scipy.linalg.cython_lapack", "dsyevd")
+    chars = np.array([ord("V"), ord("L")], dtype=np.uint8)
+    ints = np.array([4, -1, -1, 0], dtype=np.int32)
+    work, iwork = np.empty(1), np.empty(1, dtype=np.int32)
+    _dsyevd((addr, work, iwork, ints, chars), np.eye(4), np.empty(4))
+    lwork, liwork = int(work[0]), int(iwork[0])
+    ints = np.array([4, lwork, liwork, 0], dtype=np.int32)
+    return addr, np.empty(lwork), np.empty(liwork, dtype=np.int32), ints, chars
+
+
+@njit(cache=True, error_model="numpy")
+def _qmodel(theta0, grad, hess, ridge, ev, V, cb, tmp, lap):
     """:class:`~.confidence.QuadraticModel`: eigenvalues ``ev``, eigenvectors ``V`` and the centre
     in eigen-coordinates ``cb``. Returns False if the Hessian is not positive definite."""
-    H = np.empty((4, 4))
+    At = np.empty((4, 4))
     for i in range(4):
         for j in range(4):
-            H[i, j] = hess[i, j] + ridge * (1.0 if i == j else 0.0)
-    w, Q = np.linalg.eigh(H)
-    ok = True
+            At[j, i] = hess[i, j] + ridge * (1.0 if i == j else 0.0)
+    info = _dsyevd(lap, At, ev)
+    ok = info == 0
     for i in range(4):
-        ev[i] = w[i]
-        if not w[i] > 0:
+        if not ev[i] > 0:
             ok = False
         for j in range(4):
-            V[i, j] = Q[i, j]
+            V[i, j] = At[j, i]
     _to_eig(V, grad, tmp)
     _to_eig(V, theta0, cb)
     for i in range(4):
@@ -262,7 +370,9 @@ def _ball_minimiser(ev, cb, S, out):
 
 # ---------------------------------------------------------------------------- the MLE
 @njit(cache=True, error_model="numpy")
-def _mle(X, XT, w, b, theta, S, ridge, max_steps, tol, full_step_below, wp, Xv, lw, m_ev, m_V, m_cb):
+def _mle(
+    X, XT, w, b, theta, S, ridge, max_steps, tol, full_step_below, wp, Xv, lw, m_ev, m_V, m_cb, lap, gram, use_fma
+):
     """:func:`~.confidence.constrained_mle` for one run: ``theta`` is updated in place, the model
     of the last step written to ``m_*``; returns the model's value at the new ``theta``."""
     grad = np.empty(4)
@@ -278,8 +388,8 @@ def _mle(X, XT, w, b, theta, S, ridge, max_steps, tol, full_step_below, wp, Xv, 
     sb = np.empty(4)
     loss_model = 0.0
     for _ in range(max_steps):
-        loss, hess = _evaluate(X, XT, w, b, theta, True, grad, wp, Xv, lw)
-        if not _qmodel(theta, grad, hess, ridge, ev, V, cb, tmp):
+        loss, hess = _evaluate(X, XT, w, b, theta, True, grad, wp, Xv, lw, gram, use_fma)
+        if not _qmodel(theta, grad, hess, ridge, ev, V, cb, tmp, lap):
             return np.nan, False
         _ball_minimiser(ev, cb, S, nb)
         _from_eig(V, nb, new)
@@ -330,42 +440,40 @@ def _mle(X, XT, w, b, theta, S, ridge, max_steps, tol, full_step_below, wp, Xv, 
 # ---------------------------------------------------------------------------- support functions
 @njit(cache=True, error_model="numpy")
 def _slope(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
-    inv = np.empty(4)
-    inv2 = np.empty(4)
-    for i in range(4):
-        inv[i] = 1.0 / (a[i] + s * e[i])
-        inv2[i] = inv[i] * inv[i]
-    W0 = _dot_seq(acc, inv)
-    Q0 = _dot_seq(xx, inv)
+    """``h'(s)`` of :class:`~.optimism._SupportFamily` for one column (scalars, no allocation)."""
+    i0 = 1.0 / (a[0] + s * e[0])
+    i1 = 1.0 / (a[1] + s * e[1])
+    i2 = 1.0 / (a[2] + s * e[2])
+    i3 = 1.0 / (a[3] + s * e[3])
+    j0, j1, j2, j3 = i0 * i0, i1 * i1, i2 * i2, i3 * i3
+    W0 = _seq4(acc[0] * i0, acc[1] * i1, acc[2] * i2, acc[3] * i3)
+    Q0 = _seq4(xx[0] * i0, xx[1] * i1, xx[2] * i2, xx[3] * i3)
     ss = s * (1.0 - s)
     rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
-    u1 = -S2 * ((1.0 - 2.0 * s) * W0 - ss * _dot_seq(acc_e, inv2)) * Q0 - rho * _dot_seq(xx_e, inv2)
-    return -S2 * _dot_seq(xac, inv2) + u1 / (2.0 * math.sqrt(rho * Q0))
+    AE = _seq4(acc_e[0] * j0, acc_e[1] * j1, acc_e[2] * j2, acc_e[3] * j3)
+    XE = _seq4(xx_e[0] * j0, xx_e[1] * j1, xx_e[2] * j2, xx_e[3] * j3)
+    u1 = -S2 * ((1.0 - 2.0 * s) * W0 - ss * AE) * Q0 - rho * XE
+    PX = _seq4(xac[0] * j0, xac[1] * j1, xac[2] * j2, xac[3] * j3)
+    return -S2 * PX + u1 / (2.0 * math.sqrt(rho * Q0))
 
 
 @njit(cache=True, error_model="numpy")
 def _slope_curvature(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
-    inv = np.empty(4)
-    inv2 = np.empty(4)
-    inv3 = np.empty(4)
-    ae3 = np.empty(4)
-    xe3 = np.empty(4)
-    pe3 = np.empty(4)
-    for i in range(4):
-        inv[i] = 1.0 / (a[i] + s * e[i])
-        inv2[i] = inv[i] * inv[i]
-        inv3[i] = inv2[i] * inv[i]
-        ae3[i] = acc_e[i] * e[i] * inv3[i]
-        xe3[i] = xx_e[i] * e[i] * inv3[i]
-        pe3[i] = xac[i] * e[i] * inv3[i]
-    W0 = _dot_seq(acc, inv)
-    W1 = -_dot_seq(acc_e, inv2)
-    W2 = 2.0 * _seq4(ae3[0], ae3[1], ae3[2], ae3[3])
-    Q0 = _dot_seq(xx, inv)
-    Q1 = -_dot_seq(xx_e, inv2)
-    Q2 = 2.0 * _seq4(xe3[0], xe3[1], xe3[2], xe3[3])
-    P1 = -S2 * _dot_seq(xac, inv2)
-    P2 = 2.0 * S2 * _seq4(pe3[0], pe3[1], pe3[2], pe3[3])
+    """``h'(s)`` and ``h''(s)`` for one column (scalars, no allocation)."""
+    i0 = 1.0 / (a[0] + s * e[0])
+    i1 = 1.0 / (a[1] + s * e[1])
+    i2 = 1.0 / (a[2] + s * e[2])
+    i3 = 1.0 / (a[3] + s * e[3])
+    j0, j1, j2, j3 = i0 * i0, i1 * i1, i2 * i2, i3 * i3
+    k0, k1, k2, k3 = j0 * i0, j1 * i1, j2 * i2, j3 * i3
+    W0 = _seq4(acc[0] * i0, acc[1] * i1, acc[2] * i2, acc[3] * i3)
+    W1 = -_seq4(acc_e[0] * j0, acc_e[1] * j1, acc_e[2] * j2, acc_e[3] * j3)
+    W2 = 2.0 * _seq4(acc_e[0] * e[0] * k0, acc_e[1] * e[1] * k1, acc_e[2] * e[2] * k2, acc_e[3] * e[3] * k3)
+    Q0 = _seq4(xx[0] * i0, xx[1] * i1, xx[2] * i2, xx[3] * i3)
+    Q1 = -_seq4(xx_e[0] * j0, xx_e[1] * j1, xx_e[2] * j2, xx_e[3] * j3)
+    Q2 = 2.0 * _seq4(xx_e[0] * e[0] * k0, xx_e[1] * e[1] * k1, xx_e[2] * e[2] * k2, xx_e[3] * e[3] * k3)
+    P1 = -S2 * _seq4(xac[0] * j0, xac[1] * j1, xac[2] * j2, xac[3] * j3)
+    P2 = 2.0 * S2 * _seq4(xac[0] * e[0] * k0, xac[1] * e[1] * k1, xac[2] * e[2] * k2, xac[3] * e[3] * k3)
     ss = s * (1.0 - s)
     rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
     rho1 = -S2 * ((1.0 - 2.0 * s) * W0 + ss * W1)
@@ -438,15 +546,8 @@ def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out, strid
     maximiser to ``theta_out``. ``strided``: the numpy call solves more than one column (then its
     maximisers are a strided view and the last sum is sequential, else in SSE pairs)."""
     S2 = 1.0 / (S * S)
-    a = np.empty(4)
-    e = np.empty(4)
-    ac = np.empty(4)
-    acc = np.empty(4)
-    xb = np.empty(4)
-    xx = np.empty(4)
-    xac = np.empty(4)
-    acc_e = np.empty(4)
-    xx_e = np.empty(4)
+    wk = np.empty((12, 4))
+    a, e, ac, acc, xb, xx, xac, acc_e, xx_e = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8]
     _to_eig(V, xdir, xb)
     for i in range(4):
         a[i] = ev[i] / (2.0 * radius2)
@@ -458,9 +559,7 @@ def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out, strid
         acc_e[i] = acc[i] * e[i]
         xx_e[i] = xx[i] * e[i]
     s = _minimise(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint)
-    inv = np.empty(4)
-    m = np.empty(4)
-    tb = np.empty(4)
+    inv, m, tb = wk[9], wk[10], wk[11]
     for i in range(4):
         inv[i] = 1.0 / (a[i] + s * e[i])
     W0 = _dot_seq(acc, inv)
@@ -505,6 +604,9 @@ def _support_points(
     lin,
     cut_a,
     strided,
+    lap,
+    gram,
+    use_fma,
 ):
     """:func:`~.optimism.support_points` for one run and one direction. Returns the value, the
     cut's offset and ``s``; writes the maximiser, the next linearisation point and the cut's normal."""
@@ -519,8 +621,8 @@ def _support_points(
     value, cut_b, s = np.nan, np.nan, hint
     use_hint = has_hint
     for _ in range(iterations):
-        loss0, hess = _evaluate(X, XT, w, b, lin, True, grad, wp, Xv, lw)
-        if not _qmodel(lin, grad, hess, ridge, ev, V, cb, tmp):
+        loss0, hess = _evaluate(X, XT, w, b, lin, True, grad, wp, Xv, lw, gram, use_fma)
+        if not _qmodel(lin, grad, hess, ridge, ev, V, cb, tmp, lap):
             return np.nan, np.nan, np.nan, False
         _to_eig(V, lin, tb)
         radius2 = level - loss0 + _half_dist2(ev, cb, tb)
@@ -697,6 +799,8 @@ def _block(
     rec,
     solved,
     uncertified,
+    lap,
+    use_fma,
 ):
     """Every run through a block of rounds. Rounds are the outer loop: within a round the numpy
     path couples the runs twice (the hints are used only if every run has them; an extra solve's
@@ -706,6 +810,7 @@ def _block(
     wp = np.empty(P)
     Xv = np.empty((4, P))
     lw = np.empty(P)
+    gram = np.empty((4, 4))
     # per-run values of the current round
     m_ev = np.empty((R, 4))
     m_V = np.empty((R, 4, 4))
@@ -760,7 +865,25 @@ def _block(
             raw = raw_all[r, s]
             code = code_all[r, s]
             loss, ok = _mle(
-                X, XT, w, bv, th_hat, S, ridge, max_steps[s], 1e-10, 0.1, wp, Xv, lw, m_ev[r], m_V[r], m_cb[r]
+                X,
+                XT,
+                w,
+                bv,
+                th_hat,
+                S,
+                ridge,
+                max_steps[s],
+                1e-10,
+                0.1,
+                wp,
+                Xv,
+                lw,
+                m_ev[r],
+                m_V[r],
+                m_cb[r],
+                lap,
+                gram,
+                use_fma,
             )
             if not ok:
                 status = 1
@@ -814,6 +937,9 @@ def _block(
                     nxt,
                     cut_a[j],
                     True,
+                    lap,
+                    gram,
+                    use_fma,
                 )
                 if not ok:
                     status = 1
@@ -905,6 +1031,9 @@ def _block(
                         nxt,
                         one,
                         n_need > 1,
+                        lap,
+                        gram,
+                        use_fma,
                     )
                     if not ok:
                         status = 1
@@ -1009,6 +1138,9 @@ class OFULogKernel:
         self.fmap = FEATURE_CODES[policy.feature_map]
         J = policy.anchors
         self.frac = np.ascontiguousarray(np.linspace(0.0, 1.0, J), dtype=float)
+        self.lap = lapack_workspace()
+        P = policy.history.X.shape[2]
+        self.use_fma = P <= 256 and fma_gram_matches(P)
 
     def run(self, t0: int, t1: int, out) -> None:
         p, env = self.policy, self.env
@@ -1050,7 +1182,7 @@ class OFULogKernel:
             ties, beta, steps, t_hist0, p.S, p.ridge, p.tie_atol, getattr(p, "score_atol", 0.0), J,
             self.frac, p.sqp_iterations, p.extra_solves, not tracked, self.fmap, self.cclb, c(tau), c(rho), c(eps),
             c(step), x_pair, xcf_pair, theta_hat, p._warm, p._warm_s, phi, h.count, h.s1, h.s2, h.d_min,
-            h.d_max, h.X, h.weights, h.b, h.bins, rec, solved, unc,
+            h.d_max, h.X, h.weights, h.b, h.bins, rec, solved, unc, self.lap, self.use_fma,
         )  # fmt: skip
         if status:
             raise RuntimeError(f"the compiled OFULog+ kernel met a case it does not follow (status {status})")
