@@ -42,7 +42,7 @@ from numba.extending import get_cython_function_address, intrinsic
 from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, pairwise_sum
 from .confidence import beta_squared
 
-__all__ = ["OFULogKernel", "kernel_for"]
+__all__ = ["OFULogKernel", "kernel_for", "numpy_matches", "fma_gram_matches", "lapack_workspace"]
 
 UNIT_NORM, HALF_SCALED = 0, 1
 FEATURE_CODES = {"unit_norm": UNIT_NORM, "half_scaled": HALF_SCALED}
@@ -1206,9 +1206,55 @@ class OFULogKernel:
             arr[...] = rec[:, :, names.index(name)]
 
 
+@njit(cache=True, error_model="numpy")
+def _orders(V, g, X, wp, z):
+    """The kernel's versions of the sums and functions :func:`numpy_matches` checks."""
+    R = V.shape[0]
+    seq, pair = np.empty((R, 4)), np.empty((R, 4))
+    grad = np.empty((R, 4))
+    for r in range(R):
+        _to_eig(V[r], g[r], seq[r])
+        _from_eig(V[r], g[r], pair[r])
+        for k in range(4):
+            grad[r, k] = _sse_dot(X[r, k], wp[r], X.shape[2])
+    ex = np.empty(z.shape[0])
+    sp = np.empty(z.shape[0])
+    for i in range(z.shape[0]):
+        ex[i] = _expit(z[i])
+        sp[i] = -math.log1p(-ex[i])
+    return seq, pair, grad, ex, sp
+
+
+_MATCHES: list[bool] = []
+
+
+def numpy_matches() -> bool:
+    """Whether this build of numpy and scipy sums and rounds as the kernel assumes (the orders of
+    the module docstring, checked once on random numbers). Where it does not, :func:`kernel_for`
+    offers no kernel and the numpy path runs."""
+    if not _MATCHES:
+        from scipy.special import expit
+
+        rng = np.random.default_rng(1)
+        V, g = rng.normal(size=(50, 4, 4)), rng.normal(size=(50, 4))
+        X, wp = rng.normal(size=(50, 4, 256)), rng.random((50, 1, 256))
+        z = rng.normal(size=2000) * 6
+        seq, pair, grad, ex, sp = _orders(V, g, X, wp[:, 0], z)
+        p = expit(z)
+        _MATCHES.append(
+            np.array_equal(seq, np.einsum("rji,rj->ri", V, g))
+            and np.array_equal(pair, np.einsum("rij,rj->ri", V, g))
+            and np.array_equal(grad, np.einsum("rkp,rmp->rmk", X, wp)[:, 0])
+            and np.array_equal(ex, p)
+            and np.array_equal(sp, -np.log1p(-p))
+        )
+    return _MATCHES[0]
+
+
 def kernel_for(policy, env):
     """The compiled kernel of ``policy`` against ``env``, or None when it does not cover the pair
-    (another type, the exact mode, the raw-observation loss)."""
+    (another type, the exact mode, the raw-observation loss) or numpy's arithmetic on this machine
+    is not the one the kernel repeats (:func:`numpy_matches`)."""
     from .algorithms import CCLB, OFULogPlus
     from .environment import FairLogisticBandit
 
@@ -1217,5 +1263,7 @@ def kernel_for(policy, env):
     if policy.optimistic not in ("sqp", "quadratic") or not policy.loss_bins:
         return None
     if policy.feature_map not in FEATURE_CODES or env.n_features != 4:
+        return None
+    if not numpy_matches():
         return None
     return OFULogKernel(policy, env)

@@ -16,7 +16,7 @@ from causalbandits_lib.cclb.algorithms import CCLB, GLMUCB, OFULogPlus
 from causalbandits_lib.cclb.environment import FairLogisticBandit
 from causalbandits_lib.cclb.experiments import PER_ROUND_METRICS, PlayedRounds, paper_configs, run_configs
 from causalbandits_lib.cclb.generator import RoundGenerator
-from causalbandits_lib.cclb.kernels import DIAGNOSTICS, FEEDBACK, OFULogKernel
+from causalbandits_lib.cclb.kernels import DIAGNOSTICS, FEEDBACK, OFULogKernel, fma_gram_matches, numpy_matches
 from causalbandits_lib.cclb.registry import CCLB_METRICS, OFULOG_METRICS
 from causalbandits_lib.core.registry import same_arrays
 from causalbandits_lib.core.runner import BLOCK, simulate
@@ -51,6 +51,13 @@ def _both(make_env, make_policy, T, n_runs, metrics, replications=None, seed=5):
         assert res.info["backend"] == backend
         out.append((res, policy))
     return out
+
+
+def test_numpy_sums_as_the_kernel_assumes_on_this_machine():
+    """Else :func:`~causalbandits_lib.cclb.kernels.kernel_for` offers no kernel (and the
+    comparisons below would compare the numpy path with itself)."""
+    assert numpy_matches()
+    assert fma_gram_matches(256)
 
 
 def test_kernel_covers_the_family_and_says_what_it_writes():
