@@ -436,6 +436,14 @@ class OFULogPlus:
     def diagnostics(self) -> dict[str, np.ndarray]:
         return dict(self._diag)
 
+    def compiled(self, env):
+        """The compiled fast path against :class:`~.environment.FairLogisticBandit`
+        (:class:`~.kernels.OFULogKernel`: the ``"sqp"`` and ``"quadratic"`` modes on the binned
+        loss; CCLB inherits it), or None for another environment, mode or subclass."""
+        from .kernels import kernel_for
+
+        return kernel_for(self, env)
+
 
 class CCLB(OFULogPlus):
     """CCLB (Algorithm 1) and, with ``eps > 0``, epsilon-CCLB (Algorithm 2).

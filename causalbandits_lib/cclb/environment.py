@@ -132,6 +132,32 @@ class FairLogisticBandit:
         b = self._buf
         return FairContext(b["x"][:, i], b["x_cf"][:, i], b["code"][:, i], b["raw"][:, i])
 
+    def block(self, t0: int, t1: int) -> dict[str, np.ndarray]:
+        """The rounds ``t0 .. t1-1`` as :meth:`observe` and :meth:`pull` see them, for a compiled
+        kernel: the buffer's arrays (``x``, ``x_cf``, ``raw``, ``code``, ``reward``, ``size``,
+        ``best``, ``lp``, ``unconstrained``) with a rounds axis after the runs axis. Rounds are
+        generated exactly as by :meth:`observe` (same chunks, in order), and the environment is
+        left as ``observe(t1 - 1)`` leaves it."""
+        parts = []
+        t = t0
+        while t < t1:
+            self.observe(t)
+            stop = min(t1, self._start + self.chunk)
+            parts.append({k: v[:, t - self._start : stop - self._start] for k, v in self._buf.items()})
+            t = stop
+        self.observe(t1 - 1)
+        return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
+
+    @property
+    def taus(self) -> np.ndarray:
+        """The threshold of every run, shape (R,) (after :meth:`reset`)."""
+        return self._taus
+
+    @property
+    def reward_noise(self):
+        """The per-round uniforms of the rewards (:class:`~causalbandits_lib.core.streams.RoundNoise`)."""
+        return self._reward_noise
+
     def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
         i, rows, b = self._i, self._rows, self._buf
         actions = np.asarray(actions, dtype=np.int64)

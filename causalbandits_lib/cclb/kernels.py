@@ -1,0 +1,1269 @@
+"""Compiled kernel (numba) of the OFULog+ family against the fair logistic bandit.
+
+:class:`OFULogKernel` steps :class:`~.algorithms.OFULogPlus` and :class:`~.algorithms.CCLB` (so
+also epsilon-CCLB, and every configuration of the configurations x replications layout) against
+:class:`~.environment.FairLogisticBandit`, every run through a block of rounds: the norm-constrained
+MLE (Newton steps on the ball with the line search of the warm-up), the optimistic step, the
+tie-broken choice, CCLB's Lagrangian score and dual step, the environment's exact feedback and the
+binned history's update. It covers the optimistic modes ``"sqp"`` (support points at the anchors,
+the chord and half-space bounds, the extra solves) and ``"quadratic"`` on the binned loss
+(:class:`~.history.BinnedHistory`, ``loss_bins > 0``) with either feature map. It does not cover
+the ``"exact"`` mode (cvxpy), the raw-observation loss (``loss_bins = 0``), GLM-UCB, or subclasses.
+
+The numpy classes stay the readable reference; the kernel repeats their arithmetic operation for
+operation. The order of every sum is numpy's on this build, found by experiment and pinned by
+the tests: ``np.sum`` over the four coordinates is sequential, a 4-term ``einsum`` over a
+contiguous axis adds its products in pairs ``(p0 + p2) + (p1 + p3)`` (SSE lanes) or sequentially
+(strided), the gradient's ``einsum`` over the pseudo-points runs two SSE lanes unrolled four
+times in reverse, the long row sums are numpy's pairwise sums
+(:func:`~causalbandits_lib.core.kernels.pairwise_sum`); the Gram matrices call BLAS ``dgemm``
+and the eigendecompositions call LAPACK ``dsyevd`` as numpy does (scipy's, through its address). ``expit``, ``log1p``
+and ``logaddexp`` call the C library as scipy and numpy do. The two paths then agree bit for bit
+(the tests compare them); the registry's conformance check allows 1e-9 relative.
+
+The numpy path breaks the rule that a run does not depend on its neighbours, in the last bits:
+a round's support points start Newton's iteration on ``s`` from the stored hints only when
+*every* run has a hint for its context (``np.isfinite(hint).all()``), and the last sum of an
+extra solve is ordered differently when a single run needs one (a contiguous instead of a
+strided array). The kernel reproduces both: rounds are its outer loop and each round is stepped
+in phases over all runs. Likewise the order of the sums over the candidates' features follows
+the layout of the environment's buffer, which depends on the feature map.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import get_cython_function_address, intrinsic
+
+from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, pairwise_sum
+from .confidence import beta_squared
+
+__all__ = ["OFULogKernel", "kernel_for", "numpy_matches", "fma_gram_matches", "lapack_workspace"]
+
+UNIT_NORM, HALF_SCALED = 0, 1
+FEATURE_CODES = {"unit_norm": UNIT_NORM, "half_scaled": HALF_SCALED}
+#: Per-round values the kernel writes: the environment's feedback, then the policy's diagnostics.
+FEEDBACK = (
+    "action",
+    "reward",
+    "expected_reward",
+    "regret",
+    "regret_plus",
+    "penalized_regret",
+    "violation",
+    "violation_pos",
+    "unconstrained_regret",
+)
+DIAGNOSTICS = ("dual", "estimated_violation", "optimistic_value")
+LOG2 = 0.693147180559945309417232121458176568  # numpy's NPY_LOGE2
+
+
+# ---------------------------------------------------------------------------- numpy's sums of four
+@njit(cache=True, error_model="numpy", inline="always")
+def _seq4(a0, a1, a2, a3):
+    """``np.sum`` over four contiguous numbers (and a strided ``einsum``): sequential."""
+    return ((a0 + a1) + a2) + a3
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _pair4(a0, a1, a2, a3):
+    """A four-term ``einsum`` over a contiguous axis: two SSE lanes, then the lanes added."""
+    return (a0 + a2) + (a1 + a3)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _dot_seq(x, y):
+    return _seq4(x[0] * y[0], x[1] * y[1], x[2] * y[2], x[3] * y[3])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _dot_pair(x, y):
+    return _pair4(x[0] * y[0], x[1] * y[1], x[2] * y[2], x[3] * y[3])
+
+
+@njit(cache=True, error_model="numpy")
+def _to_eig(V, v, out):
+    """``einsum("rji,rj->ri")``: ``Q^T v`` (strided sum, sequential)."""
+    for i in range(4):
+        out[i] = _seq4(V[0, i] * v[0], V[1, i] * v[1], V[2, i] * v[2], V[3, i] * v[3])
+
+
+@njit(cache=True, error_model="numpy")
+def _from_eig(V, v, out):
+    """``einsum("rij,rj->ri")``: ``Q v`` (contiguous sum, SSE pairs)."""
+    for i in range(4):
+        out[i] = _pair4(V[i, 0] * v[0], V[i, 1] * v[1], V[i, 2] * v[2], V[i, 3] * v[3])
+
+
+@njit(cache=True, error_model="numpy")
+def _from_eig_strided(V, v, out):
+    """``einsum("rij,rkj->rki")`` on :func:`~.optimism.model_support`'s transposed maximisers: the
+    summed axis is strided there (sequential) unless the call has a single column."""
+    for i in range(4):
+        out[i] = _seq4(V[i, 0] * v[0], V[i, 1] * v[1], V[i, 2] * v[2], V[i, 3] * v[3])
+
+
+@njit(cache=True, error_model="numpy")
+def _sse_dot(x, y, n):
+    """``einsum`` of two contiguous rows of even length ``n`` into one number: two SSE lanes,
+    eight products a step added in reverse order, then the lanes added."""
+    a0, a1 = 0.0, 0.0
+    i = 0
+    while n - i >= 8:
+        a0 = x[i + 6] * y[i + 6] + a0
+        a1 = x[i + 7] * y[i + 7] + a1
+        a0 = x[i + 4] * y[i + 4] + a0
+        a1 = x[i + 5] * y[i + 5] + a1
+        a0 = x[i + 2] * y[i + 2] + a0
+        a1 = x[i + 3] * y[i + 3] + a1
+        a0 = x[i] * y[i] + a0
+        a1 = x[i + 1] * y[i + 1] + a1
+        i += 8
+    while i < n:
+        a0 = x[i] * y[i] + a0
+        if i + 1 < n:
+            a1 = x[i + 1] * y[i + 1] + a1
+        i += 2
+    return a0 + a1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _expit(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """``a * b + c`` rounded once (LLVM's ``fma``), as OpenBLAS's dgemm kernels accumulate."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@njit(cache=True, error_model="numpy")
+def _gram_fma(Xv, X, w, out):
+    """``Xv @ X.T`` (4 x 4) as OpenBLAS computes it for up to 256 pseudo-points on this machine (one
+    fused multiply-add chain per entry, in order; :func:`fma_gram_matches` checks it before use).
+    Points of weight zero add exact zeros and are skipped."""
+    h00 = h01 = h02 = h03 = h10 = h11 = h12 = h13 = h20 = h21 = h22 = h23 = h30 = h31 = h32 = h33 = 0.0
+    for p in range(X.shape[1]):
+        if w[p] == 0.0:
+            continue
+        a0, a1, a2, a3 = Xv[0, p], Xv[1, p], Xv[2, p], Xv[3, p]
+        b0, b1, b2, b3 = X[0, p], X[1, p], X[2, p], X[3, p]
+        h00, h01, h02, h03 = _fma(a0, b0, h00), _fma(a0, b1, h01), _fma(a0, b2, h02), _fma(a0, b3, h03)
+        h10, h11, h12, h13 = _fma(a1, b0, h10), _fma(a1, b1, h11), _fma(a1, b2, h12), _fma(a1, b3, h13)
+        h20, h21, h22, h23 = _fma(a2, b0, h20), _fma(a2, b1, h21), _fma(a2, b2, h22), _fma(a2, b3, h23)
+        h30, h31, h32, h33 = _fma(a3, b0, h30), _fma(a3, b1, h31), _fma(a3, b2, h32), _fma(a3, b3, h33)
+    out[0, 0] = h00
+    out[0, 1] = h01
+    out[0, 2] = h02
+    out[0, 3] = h03
+    out[1, 0] = h10
+    out[1, 1] = h11
+    out[1, 2] = h12
+    out[1, 3] = h13
+    out[2, 0] = h20
+    out[2, 1] = h21
+    out[2, 2] = h22
+    out[2, 3] = h23
+    out[3, 0] = h30
+    out[3, 1] = h31
+    out[3, 2] = h32
+    out[3, 3] = h33
+
+
+def fma_gram_matches(P: int) -> bool:
+    """Whether :func:`_gram_fma` gives numpy's ``matmul`` bit for bit for ``P`` pseudo-points
+    (checked on random numbers; otherwise the kernel calls BLAS itself, as numpy does)."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        X = rng.normal(size=(4, P))
+        Xv = X * rng.random(P)
+        out = np.empty((4, 4))
+        _gram_fma(Xv, X, np.ones(P), out)
+        if not np.array_equal(out, Xv @ X.T):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------- the loss of the binned data
+@njit(cache=True, error_model="numpy")
+def _evaluate(X, XT, w, b, th, with_loss, grad, wp, Xv, lw, gram, use_fma):
+    """:meth:`~.confidence.LogisticData.evaluate` at one point: the loss (if ``with_loss``) is
+    returned, the gradient written to ``grad`` and the Hessian returned. Pseudo-points of weight
+    zero have zero features and add exact zeros: their logistic values are not computed."""
+    P = X.shape[1]
+    t0, t1, t2, t3 = th[0], th[1], th[2], th[3]
+    for p in range(P):
+        wt = w[p]
+        if wt == 0.0:
+            wp[p] = 0.0
+            Xv[0, p] = 0.0
+            Xv[1, p] = 0.0
+            Xv[2, p] = 0.0
+            Xv[3, p] = 0.0
+            lw[p] = 0.0
+            continue
+        z = ((t0 * X[0, p] + t1 * X[1, p]) + t2 * X[2, p]) + t3 * X[3, p]
+        pp = _expit(z)
+        a = wt * pp
+        wp[p] = a
+        v = a * (1.0 - pp)
+        for k in range(4):
+            Xv[k, p] = X[k, p] * v
+        if with_loss:
+            sp = z if z > 30.0 else -math.log1p(-pp)
+            lw[p] = wt * sp
+    for k in range(4):
+        grad[k] = _sse_dot(X[k], wp, P) - b[k]
+    if use_fma:
+        _gram_fma(Xv, X, w, gram)
+        hess = gram
+    else:
+        hess = np.dot(Xv, XT)
+    loss = 0.0
+    if with_loss:
+        loss = pairwise_sum(lw, 0, P) - _dot_pair(th, b)
+    return loss, hess
+
+
+@njit(cache=True, error_model="numpy")
+def _loss(X, w, b, th, lw):
+    """:meth:`~.confidence.LogisticData.loss` at one point (``logaddexp`` as numpy computes it)."""
+    P = X.shape[1]
+    t0, t1, t2, t3 = th[0], th[1], th[2], th[3]
+    for p in range(P):
+        wt = w[p]
+        if wt == 0.0:
+            lw[p] = 0.0
+            continue
+        z = ((t0 * X[0, p] + t1 * X[1, p]) + t2 * X[2, p]) + t3 * X[3, p]
+        if z == 0.0:
+            lae = LOG2
+        elif -z > 0:
+            lae = math.log1p(math.exp(z))
+        elif -z <= 0:
+            lae = z + math.log1p(math.exp(-z))
+        else:
+            lae = -z
+        lw[p] = wt * lae
+    return pairwise_sum(lw, 0, P) - _dot_pair(th, b)
+
+
+# ---------------------------------------------------------------------------- quadratic models
+@intrinsic
+def _call_lapack11(typingctx, addr, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11):
+    """Call the Fortran routine at address ``addr`` with eleven pointer arguments (addresses as
+    integers). The address is an argument, so the compiled code does not depend on where scipy's
+    LAPACK is loaded and can be cached."""
+    sig = types.void(addr, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)
+
+    def codegen(context, builder, signature, args):
+        ptr = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 11)
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        builder.call(fn, [builder.inttoptr(v, ptr) for v in args[1:]])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, error_model="numpy")
+def _dsyevd(lap, At, w):
+    """LAPACK ``dsyevd`` (eigenvalues and eigenvectors, lower triangle) on the column-major 4 x 4
+    matrix ``At`` (a C array holding the transpose), as ``np.linalg.eigh`` calls it; the
+    eigenvectors overwrite ``At`` (``At[j]`` is the ``j``-th). ``lap`` = (address, work, iwork,
+    (n, lwork, liwork, info) as int32, b"VL"). Returns LAPACK's ``info``."""
+    addr, work, iwork, ints, chars = lap
+    c, i = chars.ctypes.data, ints.ctypes.data
+    _call_lapack11(
+        addr, c, c + 1, i, At.ctypes.data, i, w.ctypes.data, work.ctypes.data, i + 4, iwork.ctypes.data, i + 8, i + 12
+    )
+    return ints[3]
+
+
+def lapack_workspace():
+    """The ``lap`` bundle of :func:`_dsyevd`: scipy's ``dsyevd`` and workspaces of the size LAPACK asks for."""
+    addr = get_cython_function_address("scipy.linalg.cython_lapack", "dsyevd")
+    chars = np.array([ord("V"), ord("L")], dtype=np.uint8)
+    ints = np.array([4, -1, -1, 0], dtype=np.int32)
+    work, iwork = np.empty(1), np.empty(1, dtype=np.int32)
+    _dsyevd((addr, work, iwork, ints, chars), np.eye(4), np.empty(4))
+    lwork, liwork = int(work[0]), int(iwork[0])
+    ints = np.array([4, lwork, liwork, 0], dtype=np.int32)
+    return addr, np.empty(lwork), np.empty(liwork, dtype=np.int32), ints, chars
+
+
+@njit(cache=True, error_model="numpy")
+def _qmodel(theta0, grad, hess, ridge, ev, V, cb, tmp, lap):
+    """:class:`~.confidence.QuadraticModel`: eigenvalues ``ev``, eigenvectors ``V`` and the centre
+    in eigen-coordinates ``cb``. Returns False if the Hessian is not positive definite."""
+    At = np.empty((4, 4))
+    for i in range(4):
+        for j in range(4):
+            At[j, i] = hess[i, j] + ridge * (1.0 if i == j else 0.0)
+    info = _dsyevd(lap, At, ev)
+    ok = info == 0
+    for i in range(4):
+        if not ev[i] > 0:
+            ok = False
+        for j in range(4):
+            V[i, j] = At[j, i]
+    _to_eig(V, grad, tmp)
+    _to_eig(V, theta0, cb)
+    for i in range(4):
+        cb[i] = cb[i] - tmp[i] / ev[i]
+    return ok
+
+
+@njit(cache=True, error_model="numpy")
+def _half_dist2(ev, cb, tb):
+    d0, d1, d2, d3 = tb[0] - cb[0], tb[1] - cb[1], tb[2] - cb[2], tb[3] - cb[3]
+    return 0.5 * _seq4(ev[0] * d0 * d0, ev[1] * d1 * d1, ev[2] * d2 * d2, ev[3] * d3 * d3)
+
+
+@njit(cache=True, error_model="numpy")
+def _ball_minimiser(ev, cb, S, out):
+    """:func:`~.confidence.ball_minimiser` (eigen-coordinates of the model's minimiser on the ball)."""
+    b = np.empty(4)
+    for i in range(4):
+        b[i] = ev[i] * cb[i]
+    inside = math.sqrt(_dot_seq(cb, cb)) <= S
+    nu = 0.0
+    hi = math.sqrt(_dot_seq(b, b)) / S
+    active = not inside
+    q = np.empty(4)
+    r = np.empty(4)
+    for _ in range(100):
+        if not active:
+            break
+        for i in range(4):
+            den = ev[i] + nu
+            q[i] = b[i] / den
+            r[i] = b[i] * b[i] / math.pow(den, 3.0)
+        p2 = _dot_seq(q, q)
+        pn = math.sqrt(p2)
+        dp = -_seq4(r[0], r[1], r[2], r[3]) / pn
+        phi = 1.0 / S - 1.0 / pn
+        dphi = dp / p2
+        step = -phi / dphi if dphi != 0 else 0.0
+        new = nu + step
+        if new <= 0 or new >= hi or not np.isfinite(new):
+            new = 0.5 * (nu + hi)
+        if abs(pn - S) <= 1e-13 * S:
+            active = False
+        else:
+            nu = new
+    for i in range(4):
+        out[i] = cb[i] if inside else b[i] / (ev[i] + nu)
+
+
+# ---------------------------------------------------------------------------- the MLE
+@njit(cache=True, error_model="numpy")
+def _mle(
+    X, XT, w, b, theta, S, ridge, max_steps, tol, full_step_below, wp, Xv, lw, m_ev, m_V, m_cb, lap, gram, use_fma
+):
+    """:func:`~.confidence.constrained_mle` for one run: ``theta`` is updated in place, the model
+    of the last step written to ``m_*``; returns the model's value at the new ``theta``."""
+    grad = np.empty(4)
+    ev = np.empty(4)
+    V = np.empty((4, 4))
+    cb = np.empty(4)
+    tmp = np.empty(4)
+    nb = np.empty(4)
+    new = np.empty(4)
+    cand = np.empty(4)
+    tb = np.empty(4)
+    gb = np.empty(4)
+    sb = np.empty(4)
+    loss_model = 0.0
+    for _ in range(max_steps):
+        loss, hess = _evaluate(X, XT, w, b, theta, True, grad, wp, Xv, lw, gram, use_fma)
+        if not _qmodel(theta, grad, hess, ridge, ev, V, cb, tmp, lap):
+            return np.nan, False
+        _ball_minimiser(ev, cb, S, nb)
+        _from_eig(V, nb, new)
+        norm = math.sqrt(_dot_seq(new, new))
+        if norm > S:
+            c = S / np_maximum(norm, 1e-300)
+            for i in range(4):
+                new[i] = new[i] * c
+        _to_eig(V, theta, tb)
+        _to_eig(V, grad, gb)
+        for i in range(4):
+            sb[i] = nb[i] - tb[i]
+        dec = -(
+            _dot_seq(gb, sb)
+            + 0.5
+            * _seq4(ev[0] * (sb[0] * sb[0]), ev[1] * (sb[1] * sb[1]), ev[2] * (sb[2] * sb[2]), ev[3] * (sb[3] * sb[3]))
+        )
+        m_ev[:] = ev
+        m_V[:, :] = V
+        m_cb[:] = cb
+        for i in range(4):
+            tmp[i] = (new[i] - theta[i]) * (new[i] - theta[i])
+        length = math.sqrt(_seq4(tmp[0], tmp[1], tmp[2], tmp[3]))
+        if length >= full_step_below:
+            alpha = 1.0
+            cand[:] = new
+            for _ in range(60):
+                trial = _loss(X, w, b, cand, lw)
+                if not ((trial > loss - 1e-4 * alpha * dec) and (alpha > 1e-12)):
+                    break
+                alpha = 0.5 * alpha
+                for i in range(4):
+                    cand[i] = theta[i] + alpha * (new[i] - theta[i])
+            new[:] = cand
+        _to_eig(V, new, nb)
+        _to_eig(V, theta, tb)
+        for i in range(4):
+            sb[i] = nb[i] - tb[i]
+        loss_model = (loss + _dot_seq(gb, sb)) + 0.5 * _seq4(
+            ev[0] * (sb[0] * sb[0]), ev[1] * (sb[1] * sb[1]), ev[2] * (sb[2] * sb[2]), ev[3] * (sb[3] * sb[3])
+        )
+        theta[:] = new
+        if not dec > tol:
+            break
+    return loss_model, True
+
+
+# ---------------------------------------------------------------------------- support functions
+@njit(cache=True, error_model="numpy")
+def _slope(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
+    """``h'(s)`` of :class:`~.optimism._SupportFamily` for one column (scalars, no allocation)."""
+    i0 = 1.0 / (a[0] + s * e[0])
+    i1 = 1.0 / (a[1] + s * e[1])
+    i2 = 1.0 / (a[2] + s * e[2])
+    i3 = 1.0 / (a[3] + s * e[3])
+    j0, j1, j2, j3 = i0 * i0, i1 * i1, i2 * i2, i3 * i3
+    W0 = _seq4(acc[0] * i0, acc[1] * i1, acc[2] * i2, acc[3] * i3)
+    Q0 = _seq4(xx[0] * i0, xx[1] * i1, xx[2] * i2, xx[3] * i3)
+    ss = s * (1.0 - s)
+    rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
+    AE = _seq4(acc_e[0] * j0, acc_e[1] * j1, acc_e[2] * j2, acc_e[3] * j3)
+    XE = _seq4(xx_e[0] * j0, xx_e[1] * j1, xx_e[2] * j2, xx_e[3] * j3)
+    u1 = -S2 * ((1.0 - 2.0 * s) * W0 - ss * AE) * Q0 - rho * XE
+    PX = _seq4(xac[0] * j0, xac[1] * j1, xac[2] * j2, xac[3] * j3)
+    return -S2 * PX + u1 / (2.0 * math.sqrt(rho * Q0))
+
+
+@njit(cache=True, error_model="numpy")
+def _slope_curvature(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
+    """``h'(s)`` and ``h''(s)`` for one column (scalars, no allocation)."""
+    i0 = 1.0 / (a[0] + s * e[0])
+    i1 = 1.0 / (a[1] + s * e[1])
+    i2 = 1.0 / (a[2] + s * e[2])
+    i3 = 1.0 / (a[3] + s * e[3])
+    j0, j1, j2, j3 = i0 * i0, i1 * i1, i2 * i2, i3 * i3
+    k0, k1, k2, k3 = j0 * i0, j1 * i1, j2 * i2, j3 * i3
+    W0 = _seq4(acc[0] * i0, acc[1] * i1, acc[2] * i2, acc[3] * i3)
+    W1 = -_seq4(acc_e[0] * j0, acc_e[1] * j1, acc_e[2] * j2, acc_e[3] * j3)
+    W2 = 2.0 * _seq4(acc_e[0] * e[0] * k0, acc_e[1] * e[1] * k1, acc_e[2] * e[2] * k2, acc_e[3] * e[3] * k3)
+    Q0 = _seq4(xx[0] * i0, xx[1] * i1, xx[2] * i2, xx[3] * i3)
+    Q1 = -_seq4(xx_e[0] * j0, xx_e[1] * j1, xx_e[2] * j2, xx_e[3] * j3)
+    Q2 = 2.0 * _seq4(xx_e[0] * e[0] * k0, xx_e[1] * e[1] * k1, xx_e[2] * e[2] * k2, xx_e[3] * e[3] * k3)
+    P1 = -S2 * _seq4(xac[0] * j0, xac[1] * j1, xac[2] * j2, xac[3] * j3)
+    P2 = 2.0 * S2 * _seq4(xac[0] * e[0] * k0, xac[1] * e[1] * k1, xac[2] * e[2] * k2, xac[3] * e[3] * k3)
+    ss = s * (1.0 - s)
+    rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
+    rho1 = -S2 * ((1.0 - 2.0 * s) * W0 + ss * W1)
+    rho2 = -S2 * (-2.0 * W0 + 2.0 * (1.0 - 2.0 * s) * W1 + ss * W2)
+    u = rho * Q0
+    u1 = rho1 * Q0 + rho * Q1
+    u2 = rho2 * Q0 + 2.0 * rho1 * Q1 + rho * Q2
+    root = math.sqrt(u)
+    return P1 + u1 / (2.0 * root), P2 + u2 / (2.0 * root) - u1 * u1 / (4.0 * u * root)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _clip01(x):
+    return np_minimum(np_maximum(x, 0.0), 1.0)
+
+
+@njit(cache=True, error_model="numpy")
+def _minimise(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint):
+    """:func:`~.optimism._minimise_support` for one column (Newton from the hint, else the
+    bracketed Illinois search)."""
+    s_tol = 1e-9
+    if has_hint:
+        x = _clip01(hint)
+        for _ in range(6):
+            f, c = _slope_curvature(x, a, e, acc, xx, xac, acc_e, xx_e, S2)
+            at_end = (x == 0.0 and f >= 0) or (x == 1.0 and f <= 0) or f == 0
+            nxt = _clip01(x - f / c)
+            good = np.isfinite(nxt) and c > 0
+            if at_end:
+                return x
+            if good and abs(nxt - x) <= s_tol:
+                return nxt
+            if not good:
+                break
+            x = nxt
+    flo = _slope(0.0, a, e, acc, xx, xac, acc_e, xx_e, S2)
+    fhi = _slope(1.0, a, e, acc, xx, xac, acc_e, xx_e, S2)
+    if not (flo < 0 and fhi > 0):
+        return 0.0 if flo >= 0 else 1.0
+    lo, hi = 0.0, 1.0
+    x = 0.5
+    side = 0.0
+    for _ in range(100):
+        nxt = (lo * fhi - hi * flo) / (fhi - flo)
+        if not (nxt > lo and nxt < hi):
+            nxt = 0.5 * (lo + hi)
+        moved = abs(nxt - x)
+        x = nxt
+        f = _slope(x, a, e, acc, xx, xac, acc_e, xx_e, S2)
+        if f > 0:
+            if side > 0:
+                flo = 0.5 * flo
+            fhi = f
+            hi = x
+            side = 1.0
+        else:
+            flo = f
+            if side < 0:
+                fhi = 0.5 * fhi
+            lo = x
+            side = -1.0
+        if not (moved > s_tol and hi - lo > s_tol and f != 0):
+            break
+    return x
+
+
+@njit(cache=True, error_model="numpy")
+def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out, strided):
+    """:func:`~.optimism.model_support` for one direction: returns the value and ``s``, writes the
+    maximiser to ``theta_out``. ``strided``: the numpy call solves more than one column (then its
+    maximisers are a strided view and the last sum is sequential, else in SSE pairs)."""
+    S2 = 1.0 / (S * S)
+    wk = np.empty((12, 4))
+    a, e, ac, acc, xb, xx, xac, acc_e, xx_e = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8]
+    _to_eig(V, xdir, xb)
+    for i in range(4):
+        a[i] = ev[i] / (2.0 * radius2)
+        e[i] = S2 - a[i]
+        ac[i] = a[i] * cb[i]
+        acc[i] = ac[i] * cb[i]
+        xac[i] = xb[i] * ac[i]
+        xx[i] = xb[i] * xb[i]
+        acc_e[i] = acc[i] * e[i]
+        xx_e[i] = xx[i] * e[i]
+    s = _minimise(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint)
+    inv, m, tb = wk[9], wk[10], wk[11]
+    for i in range(4):
+        inv[i] = 1.0 / (a[i] + s * e[i])
+    W0 = _dot_seq(acc, inv)
+    Q0 = _dot_seq(xx, inv)
+    rho = np_maximum(1.0 - s * (1.0 - s) * S2 * W0, 0.0)
+    for i in range(4):
+        m[i] = (1.0 - s) * ac[i] * inv[i]
+    value = _dot_seq(xb, m) + math.sqrt(rho * Q0)
+    scale = math.sqrt(rho / Q0) if Q0 > 0 else 0.0
+    for i in range(4):
+        tb[i] = m[i] + scale * xb[i] * inv[i]
+    if strided:
+        _from_eig_strided(V, tb, theta_out)
+    else:
+        _from_eig(V, tb, theta_out)
+    return value, s
+
+
+@njit(cache=True, error_model="numpy")
+def _support_points(
+    X,
+    XT,
+    w,
+    b,
+    level,
+    S,
+    xdir,
+    start,
+    fb_ev,
+    fb_V,
+    fb_cb,
+    fb_r2,
+    iterations,
+    ridge,
+    has_hint,
+    hint,
+    inside,
+    wp,
+    Xv,
+    lw,
+    theta_out,
+    lin,
+    cut_a,
+    strided,
+    lap,
+    gram,
+    use_fma,
+):
+    """:func:`~.optimism.support_points` for one run and one direction. Returns the value, the
+    cut's offset and ``s``; writes the maximiser, the next linearisation point and the cut's normal."""
+    grad = np.empty(4)
+    ev = np.empty(4)
+    V = np.empty((4, 4))
+    cb = np.empty(4)
+    tmp = np.empty(4)
+    tb = np.empty(4)
+    step = np.empty(4)
+    lin[:] = start
+    value, cut_b, s = np.nan, np.nan, hint
+    use_hint = has_hint
+    for _ in range(iterations):
+        loss0, hess = _evaluate(X, XT, w, b, lin, True, grad, wp, Xv, lw, gram, use_fma)
+        if not _qmodel(lin, grad, hess, ridge, ev, V, cb, tmp, lap):
+            return np.nan, np.nan, np.nan, False
+        _to_eig(V, lin, tb)
+        radius2 = level - loss0 + _half_dist2(ev, cb, tb)
+        ok = (loss0 <= level) and (_dot_seq(lin, lin) <= S * S)
+        for i in range(4):
+            step[i] = inside[i] - lin[i]
+        quad = 0.0
+        for i in range(4):
+            for j in range(4):
+                quad = quad + step[i] * hess[i, j] * step[j]
+        ok = ok or (loss0 + _dot_seq(grad, step) + 0.5 * quad <= level)
+        if not ok and radius2 > 0:
+            _ball_minimiser(ev, cb, S, tb)
+            ok = _half_dist2(ev, cb, tb) <= radius2
+        if ok:
+            value, s = _model_support(ev, V, cb, radius2, S, xdir, use_hint, s, theta_out, strided)
+        else:
+            value, s = _model_support(fb_ev, fb_V, fb_cb, fb_r2, S, xdir, use_hint, s, theta_out, strided)
+        use_hint = True
+        for i in range(4):
+            cut_a[i] = grad[i]
+        cut_b = level - loss0 + _dot_seq(grad, lin)
+        for i in range(4):
+            step[i] = theta_out[i] - lin[i]
+        length = math.sqrt(_dot_seq(step, step))
+        c = np_minimum(1.0, 1.0 / np_maximum(length, 1e-300))
+        for i in range(4):
+            lin[i] = lin[i] + c * step[i]
+    return value, cut_b, s, True
+
+
+@njit(cache=True, error_model="numpy")
+def _feasible(A, bb, th):
+    for j in range(2):
+        if not (_dot_pair(A[j], th) <= bb[j] + 1e-9 * (1 + abs(bb[j]))):
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _ball_halfspace(x, A, bb, S):
+    """:func:`~.optimism.ball_halfspace_support` for one candidate."""
+    xn = math.sqrt(_dot_seq(x, x))
+    best = -np.inf
+    th = np.empty(4)
+    ahat = np.empty(4)
+    xp = np.empty(4)
+    for k in range(4):
+        th[k] = S * (x[k] / xn if xn > 0 else 0.0)
+    if _feasible(A, bb, th):
+        best = S * xn
+    for j in range(2):
+        an = math.sqrt(_dot_seq(A[j], A[j]))
+        for k in range(4):
+            ahat[k] = A[j, k] / an if an > 0 else 0.0
+        beta = bb[j] / an if an > 0 else np.inf
+        xa = _dot_seq(x, ahat)
+        for k in range(4):
+            xp[k] = x[k] - xa * ahat[k]
+        xpn = math.sqrt(_dot_seq(xp, xp))
+        r = math.sqrt(np_maximum(S * S - beta * beta, 0.0))
+        for k in range(4):
+            th[k] = beta * ahat[k] + r * (xp[k] / xpn if xpn > 0 else 0.0)
+        if abs(beta) <= S and _feasible(A, bb, th):
+            best = np_maximum(best, xa * beta + xpn * r)
+    g00 = _dot_pair(A[0], A[0])
+    g01 = _dot_pair(A[0], A[1])
+    g11 = _dot_pair(A[1], A[1])
+    det = g00 * g11 - g01 * g01
+    good = det > 1e-12 * (g00 * g11 + 1e-300)
+    dd = det if good else 1.0
+    i00, i01, i10, i11 = g11 / dd, -g01 / dd, -g01 / dd, g00 / dd
+    y0 = i00 * bb[0] + i01 * bb[1]
+    y1 = i10 * bb[0] + i11 * bb[1]
+    ax0 = _dot_pair(A[0], x)
+    ax1 = _dot_pair(A[1], x)
+    z0 = i00 * ax0 + i01 * ax1
+    z1 = i10 * ax0 + i11 * ax1
+    tp = np.empty(4)
+    for k in range(4):
+        tp[k] = A[0, k] * y0 + A[1, k] * y1
+        xp[k] = x[k] - (A[0, k] * z0 + A[1, k] * z1)
+    r2 = S * S - _dot_seq(tp, tp)
+    val = _dot_seq(x, tp) + math.sqrt(np_maximum(r2, 0.0)) * math.sqrt(_dot_seq(xp, xp))
+    if good and r2 >= 0:
+        best = np_maximum(best, val)
+    return best
+
+
+@njit(cache=True, error_model="numpy")
+def _fmap(raw, fmap, out):
+    if fmap == UNIT_NORM:
+        norm = math.sqrt(_dot_seq(raw, raw))
+        for k in range(4):
+            out[k] = raw[k] / norm if norm > 0 else 0.0
+    else:
+        for k in range(4):
+            out[k] = raw[k] / 2.0
+
+
+@njit(cache=True, error_model="numpy")
+def _argmax_atol(values, n, u, atol):
+    """:func:`~causalbandits_lib.core.policies.argmax_ties` of one row with a uniform and ``atol``."""
+    m = values[0]
+    for a in range(1, n):
+        m = np_maximum(m, values[a])
+    thr = m - atol
+    n_tied = 0
+    for a in range(n):
+        if values[a] >= thr:
+            n_tied += 1
+    pick = min(int(u * n_tied), n_tied - 1)
+    seen = 0
+    for a in range(n):
+        if values[a] >= thr:
+            seen += 1
+            if seen > pick:
+                return a
+    return 0
+
+
+# ---------------------------------------------------------------------------- one block of rounds
+@njit(cache=True, error_model="numpy")
+def _block(
+    # environment block
+    x_all,
+    xcf_all,
+    raw_all,
+    code_all,
+    reward_all,
+    size_all,
+    best_all,
+    lp_all,
+    unc_all,
+    noise,
+    taus_env,
+    # policy knobs and per-round values
+    ties,
+    beta_sq,
+    max_steps,
+    t_hist0,
+    S,
+    ridge,
+    tie_atol,
+    score_atol,
+    J,
+    frac,
+    sqp_iterations,
+    extra_solves,
+    quadratic,
+    fmap,
+    cclb,
+    tau,
+    rho,
+    eps,
+    step,
+    x_pair,
+    xcf_pair,
+    # state, updated in place
+    theta_hat,
+    warm,
+    warm_s,
+    phi,
+    count,
+    s1,
+    s2,
+    d_min,
+    d_max,
+    HX,
+    weights,
+    hb,
+    bins,
+    # outputs
+    rec,
+    solved,
+    uncertified,
+    lap,
+    use_fma,
+):
+    """Every run through a block of rounds. Rounds are the outer loop: within a round the numpy
+    path couples the runs twice (the hints are used only if every run has them; an extra solve's
+    last sum depends on how many runs need one), so each round is stepped in phases over all runs."""
+    R, B, K, n = x_all.shape
+    P = HX.shape[2]
+    wp = np.empty(P)
+    Xv = np.empty((4, P))
+    lw = np.empty(P)
+    gram = np.empty((4, 4))
+    # per-run values of the current round
+    m_ev = np.empty((R, 4))
+    m_V = np.empty((R, 4, 4))
+    m_cb = np.empty((R, 4))
+    level = np.empty(R)
+    radius2 = np.empty(R)
+    values = np.empty((R, K))
+    thetas = np.zeros((R, K, 4))
+    seg = np.zeros((R, K), dtype=np.int64)
+    lam = np.zeros((R, K))
+    th_a = np.empty((R, J, 4))
+    s_new = np.empty((R, J))
+    need = np.zeros(R, dtype=np.int64)
+    # scratch
+    tb = np.empty(4)
+    masked = np.empty(K)
+    anchor_raw = np.empty((J, 4))
+    anchor_x = np.empty((J, 4))
+    start = np.empty(4)
+    val_a = np.empty(J)
+    cut_a = np.empty((J, 4))
+    cut_b = np.empty(J)
+    A = np.empty((2, 4))
+    bb = np.empty(2)
+    score = np.empty(K)
+    delta = np.empty(K)
+    one = np.empty(4)
+    nxt = np.empty(4)
+    t1v = np.empty(4)
+    pts = np.empty(2)
+    rawp = np.empty(4)
+    feat = np.empty(4)
+    h = np.empty(2)
+    status = 0
+    for s in range(B):
+        t = t_hist0 + s
+        tracked = not (quadratic or t == 0)
+        hint_ok = True
+        if tracked:
+            for r in range(R):
+                for j in range(J):
+                    if not np.isfinite(warm_s[r, J * code_all[r, s] + j]):
+                        hint_ok = False
+        # -- phase 1, every run: the estimate, the anchors, the bounds
+        for r in range(R):
+            X = HX[r]
+            XT = X.T
+            w = weights[r]
+            bv = hb[r]
+            th_hat = theta_hat[r]
+            x = x_all[r, s]
+            raw = raw_all[r, s]
+            code = code_all[r, s]
+            loss, ok = _mle(
+                X,
+                XT,
+                w,
+                bv,
+                th_hat,
+                S,
+                ridge,
+                max_steps[s],
+                1e-10,
+                0.1,
+                wp,
+                Xv,
+                lw,
+                m_ev[r],
+                m_V[r],
+                m_cb[r],
+                lap,
+                gram,
+                use_fma,
+            )
+            if not ok:
+                status = 1
+            level[r] = loss + beta_sq[s]
+            _to_eig(m_V[r], th_hat, tb)
+            radius2[r] = beta_sq[s] + _half_dist2(m_ev[r], m_cb[r], tb)
+            if not tracked:
+                for k in range(K):
+                    values[r, k], _ = _model_support(
+                        m_ev[r], m_V[r], m_cb[r], radius2[r], S, x[k], False, 0.0, thetas[r, k], R * K > 1
+                    )
+                    solved[r, k] = True
+                continue
+            lo, hi = 0, 0
+            for k in range(1, K):
+                if raw[k, 3] < raw[lo, 3]:
+                    lo = k
+                if raw[k, 3] > raw[hi, 3]:
+                    hi = k
+            for j in range(J):
+                for i in range(4):
+                    anchor_raw[j, i] = raw[lo, i] + frac[j] * (raw[hi, i] - raw[lo, i])
+                _fmap(anchor_raw[j], fmap, anchor_x[j])
+            for j in range(J):
+                slot = J * code + j
+                for i in range(4):
+                    wv = warm[r, slot, i]
+                    start[i] = wv if np.isfinite(wv) else th_hat[i]
+                val_a[j], cut_b[j], s_new[r, j], ok = _support_points(
+                    X,
+                    XT,
+                    w,
+                    bv,
+                    level[r],
+                    S,
+                    anchor_x[j],
+                    start,
+                    m_ev[r],
+                    m_V[r],
+                    m_cb[r],
+                    radius2[r],
+                    sqp_iterations,
+                    ridge,
+                    hint_ok,
+                    warm_s[r, slot],
+                    th_hat,
+                    wp,
+                    Xv,
+                    lw,
+                    th_a[r, j],
+                    nxt,
+                    cut_a[j],
+                    True,
+                    lap,
+                    gram,
+                    use_fma,
+                )
+                if not ok:
+                    status = 1
+                for i in range(4):
+                    warm[r, slot, i] = nxt[i]
+                warm_s[r, slot] = s_new[r, j]
+                if not np.isfinite(s_new[r, j]):
+                    status = 2
+            span = anchor_raw[J - 1, 3] - anchor_raw[0, 3]
+            for k in range(K):
+                vnorm = math.sqrt(_dot_seq(raw[k], raw[k]))
+                scale = math.sqrt(_dot_seq(x[k], x[k])) / vnorm if vnorm > 0 else 0.0
+                pos = (raw[k, 3] - anchor_raw[0, 3]) * (J - 1) / span if span > 0 else 0.0
+                sg = min(max(int(math.floor(pos)), 0), J - 2)
+                seg[r, k] = sg
+                lm = np_minimum(np_maximum(pos - sg, 0.0), 1.0)
+                lam[r, k] = lm
+                for q in range(2):
+                    jj = sg + q
+                    an = math.sqrt(_dot_seq(anchor_raw[jj], anchor_raw[jj]))
+                    ascale = math.sqrt(_dot_seq(anchor_x[jj], anchor_x[jj])) / an if an > 0 else 0.0
+                    h[q] = val_a[jj] / ascale if ascale > 0 else 0.0
+                v = scale * ((1 - lm) * h[0] + lm * h[1])
+                for i in range(4):
+                    A[0, i] = cut_a[sg, i]
+                    A[1, i] = cut_a[sg + 1, i]
+                bb[0] = cut_b[sg]
+                bb[1] = cut_b[sg + 1]
+                values[r, k] = np_minimum(v, _ball_halfspace(x[k], A, bb, S))
+                solved[r, k] = False
+                for i in range(4):
+                    thetas[r, k, i] = 0.0
+            for j in range(J):
+                for k in range(K):
+                    same = True
+                    for i in range(4):
+                        if not abs(x[k, i] - anchor_x[j, i]) <= 1e-15:
+                            same = False
+                    if same:
+                        values[r, k] = val_a[j]
+                        for i in range(4):
+                            thetas[r, k, i] = th_a[r, j, i]
+                        solved[r, k] = True
+        # -- phase 2: the extra solves (one column per run that needs one, all runs at once)
+        if tracked:
+            for _ in range(extra_solves):
+                n_need = 0
+                for r in range(R):
+                    top = -np.inf
+                    for k in range(K):
+                        top = np_maximum(top, values[r, k] if solved[r, k] else -np.inf)
+                    any_open = False
+                    for k in range(K):
+                        is_open = (not solved[r, k]) and values[r, k] > top + tie_atol
+                        masked[k] = values[r, k] if is_open else -np.inf
+                        any_open = any_open or is_open
+                    need[r] = argmax_ties_row(masked, K, 0.0, False) if any_open else -1
+                    n_need += 1 if any_open else 0
+                if n_need == 0:
+                    break
+                for r in range(R):
+                    bk = need[r]
+                    if bk < 0:
+                        continue
+                    near = seg[r, bk] if lam[r, bk] < 0.5 else seg[r, bk] + 1
+                    X = HX[r]
+                    v1, _, _, ok = _support_points(
+                        X,
+                        X.T,
+                        weights[r],
+                        hb[r],
+                        level[r],
+                        S,
+                        x_all[r, s, bk],
+                        th_a[r, near],
+                        m_ev[r],
+                        m_V[r],
+                        m_cb[r],
+                        radius2[r],
+                        max(sqp_iterations, 3),
+                        ridge,
+                        True,
+                        s_new[r, near],
+                        theta_hat[r],
+                        wp,
+                        Xv,
+                        lw,
+                        t1v,
+                        nxt,
+                        one,
+                        n_need > 1,
+                        lap,
+                        gram,
+                        use_fma,
+                    )
+                    if not ok:
+                        status = 1
+                    values[r, bk] = v1
+                    for i in range(4):
+                        thetas[r, bk, i] = t1v[i]
+                    solved[r, bk] = True
+        # -- phase 3, every run: the choice, the feedback, the history, the dual step
+        for r in range(R):
+            x = x_all[r, s]
+            raw = raw_all[r, s]
+            code = code_all[r, s]
+            if tracked:
+                top = -np.inf
+                for k in range(K):
+                    top = np_maximum(top, values[r, k] if solved[r, k] else -np.inf)
+                unc = False
+                for k in range(K):
+                    if (not solved[r, k]) and values[r, k] > top + tie_atol:
+                        unc = True
+                uncertified[r] = unc
+            for k in range(K):
+                masked[k] = values[r, k] if solved[r, k] else -np.inf
+            u = ties[r, s]
+            d0 = _argmax_atol(masked, K, u, tie_atol)
+            action = d0
+            if cclb:
+                tt = thetas[r, d0]
+                best_score = -np.inf
+                for k in range(K):
+                    rk = _expit(_dot_pair(x[k], tt) if x_pair else _dot_seq(x[k], tt))
+                    xc = xcf_all[r, s, k]
+                    rcf = _expit(_dot_pair(xc, tt) if xcf_pair else _dot_seq(xc, tt))
+                    delta[k] = rcf - rk
+                    score[k] = rk - phi[r] * (abs(delta[k]) - tau[r])
+                    best_score = np_maximum(best_score, score[k]) if k > 0 else score[k]
+                keep = (phi[r] == 0) or (score[d0] >= best_score - score_atol)
+                if not keep:
+                    action = argmax_ties_row(score, K, u, True)
+                rec[r, s, 9] = phi[r]
+                rec[r, s, 10] = abs(delta[action]) - tau[r]
+            rec[r, s, 11] = values[r, d0]
+            # the environment's feedback
+            rr = reward_all[r, s, action]
+            size = size_all[r, s, action]
+            violation = size - taus_env[r]
+            y = 1.0 if noise[r, s] < rr else 0.0
+            rec[r, s, 0] = float(action)
+            rec[r, s, 1] = y
+            rec[r, s, 2] = rr
+            rec[r, s, 3] = best_all[r, s] - rr
+            rec[r, s, 4] = lp_all[r, s] - rr
+            rec[r, s, 5] = best_all[r, s] - (rr if size <= taus_env[r] else 0.0)
+            rec[r, s, 6] = violation
+            rec[r, s, 7] = np_maximum(violation, 0.0)
+            rec[r, s, 8] = unc_all[r, s] - rr
+            # the binned history
+            X = HX[r]
+            w = weights[r]
+            bv = hb[r]
+            d = raw[action, 3]
+            cell = code * bins + min(max(int(math.floor((d + 1.0) * 0.5 * bins)), 0), bins - 1)
+            count[r, cell] += 1.0
+            s1[r, cell] += d
+            s2[r, cell] += d * d
+            d_min[r, cell] = np_minimum(d_min[r, cell], d)
+            d_max[r, cell] = np_maximum(d_max[r, cell], d)
+            for i in range(4):
+                bv[i] = bv[i] + y * x[action, i]
+            nc = count[r, cell]
+            mean = s1[r, cell] / nc
+            sd = math.sqrt(np_maximum(s2[r, cell] / nc - mean * mean, 0.0))
+            pts[0] = mean - sd
+            pts[1] = mean + sd
+            rawp[0] = float(code // 4)
+            rawp[1] = float((code // 2) % 2)
+            rawp[2] = float(code % 2)
+            for q in range(2):
+                rawp[3] = np_minimum(np_maximum(pts[q], d_min[r, cell]), d_max[r, cell])
+                _fmap(rawp, fmap, feat)
+                for i in range(4):
+                    X[i, 2 * cell + q] = feat[i]
+                w[2 * cell + q] = 0.5 * nc
+            # the dual step
+            if cclb:
+                phi[r] = np_minimum(np_maximum(phi[r] + step[r] * (rec[r, s, 10] + eps[r]), 0.0), rho[r])
+    return status
+
+
+class OFULogKernel:
+    """:class:`~.algorithms.OFULogPlus` or :class:`~.algorithms.CCLB` against
+    :class:`~.environment.FairLogisticBandit` (see the module docstring); writes the environment's
+    feedback and the policy's diagnostics."""
+
+    def __init__(self, policy, env):
+        from .algorithms import CCLB
+
+        self.policy, self.env = policy, env
+        self.cclb = type(policy) is CCLB
+        names = FEEDBACK + (DIAGNOSTICS if self.cclb else ("optimistic_value",))
+        self.outputs = {name: (np.float64, ()) for name in names}
+        self.fmap = FEATURE_CODES[policy.feature_map]
+        J = policy.anchors
+        self.frac = np.ascontiguousarray(np.linspace(0.0, 1.0, J), dtype=float)
+        self.lap = lapack_workspace()
+        P = policy.history.X.shape[2]
+        self.use_fma = P <= 256 and fma_gram_matches(P)
+
+    def run(self, t0: int, t1: int, out) -> None:
+        p, env = self.policy, self.env
+        h = p.history
+        R, B = p.n_runs, t1 - t0
+        c = lambda a: np.ascontiguousarray(a)  # noqa: E731
+        # numpy's einsum over the features adds in pairs when they are contiguous in the
+        # environment's buffer, else sequentially (the layout depends on the feature map)
+        ctx = env.observe(t0)
+        x_pair, xcf_pair = ctx.x.strides[-1] == ctx.x.itemsize, ctx.x_cf.strides[-1] == ctx.x_cf.itemsize
+        blk = env.block(t0, t1)
+        ties = c(p._ties.block(t0, t1))
+        noise = c(env.reward_noise.block(t0, t1))
+        t_hist0 = h.t
+        beta = np.array(
+            [float(beta_squared(t + 1, h.N_FEATURES, p.S, p.alpha, p.beta_denominator)) for t in range(t0, t1)]
+        )
+        steps = np.array([100 if t < p.mle_warmup else p.mle_steps for t in range(t0, t1)], dtype=np.int64)
+        J = p.anchors
+        code = c(blk["code"]).astype(np.int64)
+        tracked = p.optimistic == "sqp"
+        R0 = np.zeros(R)
+        if self.cclb:
+            tau, rho, eps, step, phi = p._tau, p._rho, p._eps, p._step, p.phi
+        else:
+            tau = rho = eps = step = R0
+            phi = np.zeros(R)
+        rec = np.full((R, B, 12), np.nan)
+        K = blk["x"].shape[2]
+        solved = np.zeros((R, K), dtype=bool)
+        unc = np.asarray(getattr(p, "uncertified", np.zeros(R, dtype=bool)), dtype=bool).copy()
+        for name in ("count", "s1", "s2", "d_min", "d_max", "X", "weights", "b"):
+            if not getattr(h, name).flags.c_contiguous:
+                setattr(h, name, c(getattr(h, name)))
+        theta_hat = c(p.theta_hat).copy()
+        status = _block(
+            c(blk["x"]), c(blk["x_cf"]), c(blk["raw"]), code, c(blk["reward"]), c(blk["size"]), c(blk["best"]),
+            c(blk["lp"]), c(blk["unconstrained"]), noise, c(env.taus),
+            ties, beta, steps, t_hist0, p.S, p.ridge, p.tie_atol, getattr(p, "score_atol", 0.0), J,
+            self.frac, p.sqp_iterations, p.extra_solves, not tracked, self.fmap, self.cclb, c(tau), c(rho), c(eps),
+            c(step), x_pair, xcf_pair, theta_hat, p._warm, p._warm_s, phi, h.count, h.s1, h.s2, h.d_min,
+            h.d_max, h.X, h.weights, h.b, h.bins, rec, solved, unc, self.lap, self.use_fma,
+        )  # fmt: skip
+        if status:
+            raise RuntimeError(f"the compiled OFULog+ kernel met a case it does not follow (status {status})")
+        h.t += B
+        p.theta_hat = theta_hat
+        last = rec[:, -1]
+        p.solved = solved
+        if tracked and t_hist0 + B > 1:
+            p.uncertified = unc
+        if self.cclb:
+            p._est_violation = last[:, 10].copy()
+            p._diag = {
+                "dual": last[:, 9].copy(),
+                "estimated_violation": p._est_violation,
+                "optimistic_value": last[:, 11].copy(),
+            }
+        else:
+            p._diag = {"optimistic_value": last[:, 11].copy()}
+        names = FEEDBACK + DIAGNOSTICS
+        for name, arr in out.items():
+            arr[...] = rec[:, :, names.index(name)]
+
+
+@njit(cache=True, error_model="numpy")
+def _orders(V, g, X, wp, z):
+    """The kernel's versions of the sums and functions :func:`numpy_matches` checks."""
+    R = V.shape[0]
+    seq, pair = np.empty((R, 4)), np.empty((R, 4))
+    grad = np.empty((R, 4))
+    for r in range(R):
+        _to_eig(V[r], g[r], seq[r])
+        _from_eig(V[r], g[r], pair[r])
+        for k in range(4):
+            grad[r, k] = _sse_dot(X[r, k], wp[r], X.shape[2])
+    ex = np.empty(z.shape[0])
+    sp = np.empty(z.shape[0])
+    for i in range(z.shape[0]):
+        ex[i] = _expit(z[i])
+        sp[i] = -math.log1p(-ex[i])
+    return seq, pair, grad, ex, sp
+
+
+_MATCHES: list[bool] = []
+
+
+def numpy_matches() -> bool:
+    """Whether this build of numpy and scipy sums and rounds as the kernel assumes (the orders of
+    the module docstring, checked once on random numbers). Where it does not, :func:`kernel_for`
+    offers no kernel and the numpy path runs."""
+    if not _MATCHES:
+        from scipy.special import expit
+
+        rng = np.random.default_rng(1)
+        V, g = rng.normal(size=(50, 4, 4)), rng.normal(size=(50, 4))
+        X, wp = rng.normal(size=(50, 4, 256)), rng.random((50, 1, 256))
+        z = rng.normal(size=2000) * 6
+        seq, pair, grad, ex, sp = _orders(V, g, X, wp[:, 0], z)
+        p = expit(z)
+        _MATCHES.append(
+            np.array_equal(seq, np.einsum("rji,rj->ri", V, g))
+            and np.array_equal(pair, np.einsum("rij,rj->ri", V, g))
+            and np.array_equal(grad, np.einsum("rkp,rmp->rmk", X, wp)[:, 0])
+            and np.array_equal(ex, p)
+            and np.array_equal(sp, -np.log1p(-p))
+        )
+    return _MATCHES[0]
+
+
+def kernel_for(policy, env):
+    """The compiled kernel of ``policy`` against ``env``, or None when it does not cover the pair
+    (another type, the exact mode, the raw-observation loss) or numpy's arithmetic on this machine
+    is not the one the kernel repeats (:func:`numpy_matches`)."""
+    from .algorithms import CCLB, OFULogPlus
+    from .environment import FairLogisticBandit
+
+    if type(env) is not FairLogisticBandit or type(policy) not in (OFULogPlus, CCLB):
+        return None
+    if policy.optimistic not in ("sqp", "quadratic") or not policy.loss_bins:
+        return None
+    if policy.feature_map not in FEATURE_CODES or env.n_features != 4:
+        return None
+    if not numpy_matches():
+        return None
+    return OFULogKernel(policy, env)

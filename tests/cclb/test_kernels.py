@@ -1,0 +1,164 @@
+"""The compiled kernel of :mod:`causalbandits_lib.cclb.kernels` against its numpy reference.
+
+The kernel is compared with the numpy path on identical streams over horizons that cross a block
+boundary (and the MLE's warm-up and the environment's chunks): identical per-round values (bit
+for bit, hence within the 1e-9 of the registry) and an identical final state of the policy and
+its history. The registry's conformance check repeats the comparison on every registered pair
+(``tests/test_contracts.py``) on short horizons.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from causalbandits_lib.cclb.algorithms import CCLB, GLMUCB, OFULogPlus
+from causalbandits_lib.cclb.environment import FairLogisticBandit
+from causalbandits_lib.cclb.experiments import PER_ROUND_METRICS, PlayedRounds, paper_configs, run_configs
+from causalbandits_lib.cclb.generator import RoundGenerator
+from causalbandits_lib.cclb.kernels import DIAGNOSTICS, FEEDBACK, OFULogKernel, fma_gram_matches, numpy_matches
+from causalbandits_lib.cclb.registry import CCLB_METRICS, OFULOG_METRICS
+from causalbandits_lib.core.registry import same_arrays
+from causalbandits_lib.core.runner import BLOCK, simulate
+from causalbandits_lib.core.streams import RunStreams
+
+#: What :func:`~causalbandits_lib.cclb.experiments.run_configs` keeps.
+RUN_CONFIGS_METRICS = PER_ROUND_METRICS + ("dual", "estimated_violation")
+HISTORY = ("count", "s1", "s2", "d_min", "d_max", "X", "weights", "b")
+
+
+def _assert_same_state(a, b):
+    for name in ("theta_hat", "_warm", "_warm_s", "solved"):
+        assert same_arrays(getattr(a, name), getattr(b, name)), name
+    if isinstance(a, CCLB):
+        assert same_arrays(a.phi, b.phi)
+        assert same_arrays(a._est_violation, b._est_violation)
+    for name in HISTORY:
+        assert same_arrays(getattr(a.history, name), getattr(b.history, name)), name
+    assert a.history.t == b.history.t
+    assert sorted(a.diagnostics()) == sorted(b.diagnostics())
+    for k, v in a.diagnostics().items():
+        assert same_arrays(v, b.diagnostics()[k]), k
+
+
+def _both(make_env, make_policy, T, n_runs, metrics, replications=None, seed=5):
+    out = []
+    for backend in ("numpy", "compiled"):
+        policy = make_policy()
+        res = simulate(
+            make_env(), policy, T, seed, n_runs=n_runs, metrics=metrics, replications=replications, backend=backend
+        )
+        assert res.info["backend"] == backend
+        out.append((res, policy))
+    return out
+
+
+def test_numpy_sums_as_the_kernel_assumes_on_this_machine():
+    """Else :func:`~causalbandits_lib.cclb.kernels.kernel_for` offers no kernel (and the
+    comparisons below would compare the numpy path with itself)."""
+    assert numpy_matches()
+    assert fma_gram_matches(256)
+
+
+def test_kernel_covers_the_family_and_says_what_it_writes():
+    streams = RunStreams(0, [0])
+    for policy, names in (
+        (OFULogPlus(), FEEDBACK + ("optimistic_value",)),
+        (CCLB(100), FEEDBACK + DIAGNOSTICS),
+        (CCLB(100, eps=0.1, feature_map="half_scaled"), FEEDBACK + DIAGNOSTICS),
+        (OFULogPlus(optimistic="quadratic"), FEEDBACK + ("optimistic_value",)),
+    ):
+        env = FairLogisticBandit()
+        env.reset(streams.child("env/"))
+        policy.reset(streams.child("policy/"))
+        kernel = policy.compiled(env)
+        assert isinstance(kernel, OFULogKernel)
+        assert tuple(kernel.outputs) == names
+    assert set(CCLB_METRICS) == set(FEEDBACK + DIAGNOSTICS) and set(OFULOG_METRICS) < set(CCLB_METRICS)
+
+
+@pytest.mark.parametrize(
+    "make_policy",
+    [
+        lambda: OFULogPlus(optimistic="exact"),
+        lambda: OFULogPlus(loss_bins=0),
+        lambda: CCLB(50, loss_bins=0),
+        GLMUCB,
+        lambda: type("MyCCLB", (CCLB,), {})(50),
+    ],
+    ids=["exact", "raw_loss_ofulog", "raw_loss_cclb", "glm_ucb", "subclass"],
+)
+def test_compiled_backend_refuses_what_the_kernel_does_not_cover(make_policy):
+    with pytest.raises(ValueError, match="backend='compiled' is not available.*no compiled kernel"):
+        simulate(FairLogisticBandit(), make_policy(), 5, 0, n_runs=1, metrics=("regret",), backend="compiled")
+
+
+def test_a_probing_recorder_keeps_the_numpy_path():
+    with pytest.raises(ValueError, match="probes before each decision"):
+        simulate(
+            FairLogisticBandit(), CCLB(20), 5, 0, n_runs=1, metrics=(), recorders=[PlayedRounds()], backend="compiled"
+        )
+    auto = simulate(FairLogisticBandit(), CCLB(20), 5, 0, n_runs=1, metrics=(), recorders=[PlayedRounds()])
+    assert auto.info["backend"] == "numpy"
+
+
+def test_environment_block_is_what_observe_shows():
+    streams = RunStreams(2, range(3))
+    a, b = FairLogisticBandit(chunk=64), FairLogisticBandit(chunk=64)
+    a.reset(streams)
+    b.reset(streams)
+    blk = a.block(0, 150)
+    for t in range(150):
+        ctx = b.observe(t)
+        for name in ("x", "x_cf", "code", "raw"):
+            assert same_arrays(np.ascontiguousarray(getattr(ctx, name)), np.ascontiguousarray(blk[name][:, t]))
+    assert a.observe(150).code.shape == (3,)
+
+
+@pytest.mark.parametrize(
+    "make_env, make_policy",
+    [
+        (FairLogisticBandit, lambda: OFULogPlus(mle_warmup=30)),
+        (
+            lambda: FairLogisticBandit(RoundGenerator(feature_map="half_scaled")),
+            lambda: CCLB(BLOCK + 60, eps=0.14, feature_map="half_scaled", mle_warmup=30),
+        ),
+    ],
+    ids=["ofulog_plus", "eps_cclb_half_scaled"],
+)
+def test_kernel_equals_numpy_across_a_block_boundary(make_env, make_policy):
+    metrics = CCLB_METRICS if "CCLB" in type(make_policy()).__name__ else OFULOG_METRICS
+    (ref, p_ref), (fast, p_fast) = _both(make_env, make_policy, BLOCK + 60, 2, metrics)
+    for k in metrics:
+        assert same_arrays(ref[k], fast[k]), k
+    _assert_same_state(p_ref, p_fast)
+
+
+@pytest.mark.slow
+def test_paper_configuration_is_identical_on_a_long_horizon():
+    """The configurations of Figures 2, 4 and 5 (notebook 04's paper values) as
+    :func:`~causalbandits_lib.cclb.experiments.run_configs` lays them out, past a block boundary."""
+    T = BLOCK + 300
+    configs = paper_configs(T, 0.2, 2 / 0.15, 0.14, (0.05, 0.1), (0.1, 0.3))
+    reps = 2
+
+    def make_env():
+        return FairLogisticBandit(tau=[c.tau for c in configs])
+
+    def make_policy():
+        return CCLB(
+            [c.horizon for c in configs],
+            tau=[c.tau for c in configs],
+            rho=[c.rho for c in configs],
+            eps=[c.eps for c in configs],
+        )
+
+    metrics = PER_ROUND_METRICS + ("dual", "estimated_violation", "optimistic_value")
+    (ref, p_ref), (fast, p_fast) = _both(make_env, make_policy, T, len(configs) * reps, metrics, replications=reps)
+    for k in metrics:
+        assert same_arrays(ref[k], fast[k]), k
+    _assert_same_state(p_ref, p_fast)
+    # what run_configs keeps can be recorded in blocks, so the default backend is the kernel
+    auto = simulate(make_env(), make_policy(), 30, 1, n_runs=len(configs), metrics=RUN_CONFIGS_METRICS, replications=1)
+    assert auto.info["backend"] == "compiled"
+    assert run_configs(RoundGenerator(), configs[:2], 30, 1, 1)["cclb"]["dual"].shape == (1, 30)
