@@ -339,8 +339,10 @@ def check_bound_curve(
     }
     rule = f"{what} <= bound at every point of {points} where bound < trivial"
     if not informative.any():
-        reason = _vacuous(float(ratio.min()), informative_from)
-        return Verdict("not testable here", reason + f" at all {t.size} {points}", rule, details)
+        reason = _vacuous(float(ratio.min()), informative_from).replace(
+            "vacuous at this scale", f"vacuous at this scale, at all {t.size} {points}", 1
+        )
+        return Verdict("not testable here", reason, rule, details)
     over = informative & (m > b)
     span = f"bound / trivial {_g(ratio[informative].min())} to {_g(ratio[informative].max())}"
     if over.any():

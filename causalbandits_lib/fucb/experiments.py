@@ -325,33 +325,15 @@ def paired_comparisons(
     values: Mapping[str, np.ndarray], pairs: Sequence[tuple[str, str]], z: float = 2.0
 ) -> checks.Verdict:
     """Several claims ``low < high`` about per-run values that share their random numbers (run ``i``
-    of every algorithm and threshold faces the same users and noise), each judged as
-    :func:`~causalbandits_lib.core.checks.check_paired_order` judges one pair: it holds when the mean
-    of ``high - low`` over runs exceeds ``z`` standard errors, and is within noise when it lies within
-    ``z`` of zero.
-
-    All pairs hold: reproduced; none: not reproduced, or partly when some are within noise (as
-    ``check_paired_order`` does); otherwise partly. ``details["paired_differences"]`` keeps each
-    pair's mean and standard error.
-    """
+    of every algorithm and threshold faces the same users and noise): each pair by
+    :func:`~causalbandits_lib.core.checks.check_paired_lower` (it holds when the mean of
+    ``high - low`` exceeds ``z`` standard errors; values equal in every run fail it), the pairs
+    together by :func:`~causalbandits_lib.core.checks.check_parts`."""
     if not pairs:
         raise ValueError("paired_comparisons needs at least one pair")
-    parts, diffs, noise = {}, {}, 0
-    for low, high in pairs:
-        one = checks.check_paired_order({low: values[low], high: values[high]}, [low, high], z=z)
-        d = one.details["paired_differences"][f"{high} - {low}"]
-        noise += one.indistinguishable
-        diffs[f"{high} - {low}"] = d
-        tag = " (within noise)" if one.indistinguishable else ""
-        parts[f"{low} < {high}: mean difference {d['mean']:.4g} ± {d['se']:.2g} (se){tag}"] = (
-            one.verdict == "reproduced"
-        )
+    parts = {f"{lo} < {hi}": checks.check_paired_lower(values[lo], values[hi], (lo, hi), z=z) for lo, hi in pairs}
     rule = (
         "; ".join(f"{lo} < {hi}" for lo, hi in pairs)
         + f", each by more than {z:g} standard errors of the paired differences"
     )
-    v = checks.check_all(parts, rule)
-    details = {"paired_differences": diffs, "z": z, "indistinguishable": noise == len(pairs)}
-    verdict = "partly" if v.verdict == "not reproduced" and noise else v.verdict
-    reason = "; ".join(parts) if verdict == "reproduced" else v.reason
-    return checks.Verdict(verdict, reason, rule, details)
+    return checks.check_parts(parts, rule)

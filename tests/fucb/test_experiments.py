@@ -81,10 +81,12 @@ def test_paired_comparisons_judge_each_pair_on_its_differences():
     vals = {"a": base, "b": base + 1.0 + 0.01 * rng.normal(size=20), "c": base.copy(), "d": base - 1.0}
     ok = paired_comparisons(vals, [("a", "b"), ("d", "a")])
     assert ok.verdict == "reproduced" and "a < b" in ok.reason
-    assert ok.details["paired_differences"]["b - a"]["mean"] == pytest.approx(1.0, abs=0.01)
-    # a pair the runs cannot tell apart is within noise, never counted as holding
+    assert ok.details["parts"]["a < b"]["paired_differences"]["b - a"]["mean"] == pytest.approx(1.0, abs=0.01)
+    # values equal in every run fail a strict ordering (indistinguishable, never counted as holding)
     tie = paired_comparisons(vals, [("a", "c")])
-    assert tie.verdict == "partly" and tie.indistinguishable
+    assert tie.verdict == "not reproduced" and tie.indistinguishable
+    noisy = {"a": base, "e": base + 0.05 * rng.normal(size=20)}
+    assert paired_comparisons(noisy, [("a", "e")]).verdict == "partly"
     mixed = paired_comparisons(vals, [("a", "b"), ("b", "a")])
     assert mixed.verdict == "partly" and not mixed.indistinguishable
     assert paired_comparisons(vals, [("b", "a"), ("a", "d")]).verdict == "not reproduced"
