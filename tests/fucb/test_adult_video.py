@@ -16,8 +16,12 @@ from causalbandits_lib.fucb.instances import adult_video as av
 
 
 def shared_data_dir():
+    """Where the Adult files are: CAUSALBANDITS_DATA_DIR if it holds them, else the checkout's data/."""
     env = os.environ.get("CAUSALBANDITS_DATA_DIR")
-    return Path(env) if env and (Path(env) / "adult" / "adult.data").is_file() else None
+    for folder in ([Path(env)] if env else []) + [Path(__file__).parents[2] / "data"]:
+        if (folder / "adult" / "adult.data").is_file():
+            return folder
+    return None
 
 
 @pytest.fixture()
@@ -29,7 +33,7 @@ def no_data(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.skipif(shared_data_dir() is None, reason="CAUSALBANDITS_DATA_DIR does not hold the Adult files")
+@pytest.mark.skipif(shared_data_dir() is None, reason="neither CAUSALBANDITS_DATA_DIR nor data/ holds the Adult files")
 def test_real_adult_is_verified_and_binarised():
     users, prov = av.load_adult_users()
     assert prov["stand_in"] is False
