@@ -314,9 +314,13 @@ class NotebookRun:
 
     def run_label(self) -> str:
         """How this execution is labelled beside paper-scale verdicts: its profile, and the
-        parameters given on top of it."""
-        given = [f"{k}={format_value(v)}" for k, v in self.params.items() if self.sources.get(k) == "given"]
-        given = [g for g in given if not g.startswith("profile=")]
+        parameters given on top of it that differ from the profile's values."""
+        declared = self.spec.all_parameters()
+        given = [
+            f"{k}={format_value(v)}"
+            for k, v in self.params.items()
+            if k != "profile" and self.sources.get(k) == "given" and v != declared[k].default(self.profile)
+        ]
         return f"{self.profile} profile" + (f", with {', '.join(given)}" if given else "")
 
     def claims_table(self) -> str:
