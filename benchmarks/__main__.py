@@ -39,7 +39,7 @@ def main(argv=None) -> int:
         for r in rows:
             print(
                 f"{r['case']:34s} {r['n_runs']:5d} {r['T']:7d} {r['vectorised_steps_per_second']:19,.0f} "
-                f"{r['loop_steps_per_second']:13,.0f} {r['ratio']:7.1f}  yes"
+                f"{r['loop_steps_per_second']:13,.0f} {r['ratio']:7.1f}  {'yes' if r['identical'] else 'NO '}"
                 + (
                     f"  {r['compiled_steps_per_second']:16,.0f}  {r['kernel_speedup']:11.1f}x"
                     if "kernel_speedup" in r
@@ -47,6 +47,10 @@ def main(argv=None) -> int:
                 )
             )
         results.extend(rows)
+        for r in rows:
+            if not r["identical"]:
+                print(f"  NOT IDENTICAL: {entry.name} at {r['n_runs']} runs (all runs at once vs one at a time)")
+                failures.append(f"{entry.name} (runs not independent at {r['n_runs']} runs)")
         if entry.target_ratio is not None:
             top = rows[-1]
             ok = top["ratio"] >= entry.target_ratio

@@ -48,7 +48,8 @@ def timing_row(name: str, n_runs: int, T: int, t_vec: float, t_loop: float) -> d
 
 
 def run_entry(entry, repeat: int = 3) -> list[dict]:
-    """Time ``entry`` at each of its ``bench_runs``; raises AssertionError if the paths disagree.
+    """Time ``entry`` at each of its ``bench_runs``; a row says whether all runs at once equal one
+    run at a time (``identical``); raises AssertionError if a compiled kernel disagrees with numpy.
 
     The vectorised and loop columns are both the readable numpy path (``backend="numpy"``), so
     their ratio measures the runs axis alone; a compiled kernel, where there is one, is timed in
@@ -68,9 +69,8 @@ def run_entry(entry, repeat: int = 3) -> list[dict]:
             same = vec.equals(loop)
         else:
             raise TypeError(f"not a registry entry: {entry!r}")
-        if not same:
-            raise AssertionError(f"{entry.name}: all runs at once and one run at a time differ at n_runs={n}")
         row = timing_row(entry.name, n, T, t_vec, t_loop)
+        row["identical"] = bool(same)  # False is reported (and fails make bench), not hidden
         if isinstance(entry, BanditEntry) and entry.has_kernel():
             entry.simulate(min(T, 16), n_runs=1, backend="compiled")  # compile (or load the cache) first
             t_fast, fast = best_time(lambda: entry.simulate(T, n_runs=n, backend="compiled"), repeat)
