@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.checks import KINDS, VERDICTS, Verdict
 
-__all__ = ["Claim", "format_value", "claims_markdown"]
+__all__ = ["Claim", "format_value", "kind_label", "claims_markdown"]
 
 _ID = re.compile(r"^[a-z0-9_]+(\.[A-Za-z0-9_\-]+)+$")
 
@@ -131,7 +131,8 @@ def _row(cells) -> str:
     return "| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |"
 
 
-def _kind(c: Mapping[str, Any]) -> str:
+def kind_label(c: Mapping[str, Any]) -> str:
+    """A claim's kind as the tables show it, marked when its verdict depends on an open choice."""
     kind = c.get("kind") or "—"
     if c.get("sensitive_to"):
         kind += " (choice-dependent)"
@@ -160,7 +161,7 @@ def claims_markdown(
                 _row(
                     [
                         f"`{c['id']}`",
-                        _kind(c),
+                        kind_label(c),
                         c["statement"],
                         format_value(c["paper_value"]),
                         format_value(c["measured"]),
@@ -184,12 +185,12 @@ def claims_markdown(
             page = f"{mine['verdict']} (same); measured {format_value(mine['measured'])}"
         else:
             page = f"**differs: {mine['verdict']}**; measured {format_value(mine['measured'])}"
-        cells = [f"`{c['id']}`", _kind(c), c["statement"], format_value(c["paper_value"])]
+        cells = [f"`{c['id']}`", kind_label(c), c["statement"], format_value(c["paper_value"])]
         cells += [format_value(c["measured"]), f"**{c['verdict']}**", c["reason"], page]
         rows.append(_row(cells))
     for c in page_run:
         if c["id"] not in seen:
-            cells = [f"`{c['id']}`", _kind(c), c["statement"], format_value(c["paper_value"])]
+            cells = [f"`{c['id']}`", kind_label(c), c["statement"], format_value(c["paper_value"])]
             cells += ["—", "no paper-scale verdict yet", "", f"{c['verdict']}; measured {format_value(c['measured'])}"]
             rows.append(_row(cells))
     return "\n".join(rows)

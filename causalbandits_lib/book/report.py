@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from ..core.checks import RESULT_KINDS, VERDICTS
 from . import paths
-from .claims import format_value
+from .claims import format_value, kind_label
 from .params import ChapterSpec
 from .provenance import replaceable_stand_ins
 from .records import RecordError, atomic_write_text, load_record
@@ -104,9 +104,9 @@ LEGEND = (
 def _with_sensitivity(rec: dict[str, Any], path: Path) -> dict[str, Any]:
     """The record's claims with the verdict moves of its sensitivity record, when there is one
     (``results/sensitivity/<chapter>/<notebook>.json`` beside ``results/paper``)."""
-    from .sensitivity import load_sensitivity
+    from .sensitivity import load_sensitivity, sensitivity_beside
 
-    sens_path = path.parent.parent.parent / "sensitivity" / path.parent.name / path.name
+    sens_path = sensitivity_beside(path)
     if not sens_path.is_file():
         return rec
     sens = load_sensitivity(sens_path)
@@ -206,16 +206,13 @@ def render_reproducibility(chapters: Mapping[str, ChapterSpec], results_dir: Pat
             for c in rec["claims"]:
                 counts.add(c)
                 link = f"[`{c['id']}`]({nb_file.as_posix()}#{c.get('section') or 'claims'})"
-                kind = c.get("kind") or "—"
-                if c.get("sensitive_to"):
-                    kind += " (choice-dependent)"
                 rows.append(
                     "| "
                     + " | ".join(
                         _cell(x)
                         for x in (
                             link,
-                            kind,
+                            kind_label(c),
                             c["statement"],
                             format_value(c["paper_value"]),
                             format_value(c["measured"]),

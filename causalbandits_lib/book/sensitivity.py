@@ -27,7 +27,14 @@ from .params import NotebookSpec
 from .provenance import git_info
 from .records import RecordError, atomic_write_text, load_record
 
-__all__ = ["sensitivity_points", "run_sensitivity", "summarise", "sensitivity_path", "load_sensitivity"]
+__all__ = [
+    "sensitivity_points",
+    "run_sensitivity",
+    "summarise",
+    "sensitivity_path",
+    "sensitivity_beside",
+    "load_sensitivity",
+]
 
 
 def _key(value: Any) -> str:
@@ -67,6 +74,13 @@ def summarise(
 def sensitivity_path(spec: NotebookSpec, root: Path | None = None) -> Path:
     root = paths.book_root() / "results" / "sensitivity" if root is None else Path(root)
     return root / spec.chapter / f"{spec.name}.json"
+
+
+def sensitivity_beside(paper_record: Path) -> Path:
+    """The sensitivity record of the notebook whose paper-scale record is ``paper_record``
+    (``results/paper/<chapter>/<notebook>.json`` -> ``results/sensitivity/<chapter>/<notebook>.json``)."""
+    paper_record = Path(paper_record)
+    return paper_record.parent.parent.parent / "sensitivity" / paper_record.parent.name / paper_record.name
 
 
 def run_sensitivity(

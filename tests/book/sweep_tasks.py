@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -50,3 +51,26 @@ def die_or_sleep(value: int, seconds: float = 0.0) -> int:
         os._exit(17)
     time.sleep(seconds)
     return value
+
+
+def small_sweep_command(out, *extra) -> list[str]:
+    """The command line of a small smoke sweep of primer/02 (4 seeds, tiny data sets) into ``out``,
+    run in a child process by the tests that interrupt or kill a sweep."""
+    return [
+        sys.executable,
+        "-m",
+        "causalbandits_lib.book.cli",
+        "sweep",
+        "primer/02_seeing_and_doing",
+        "-p",
+        "seed=0:4",
+        "-p",
+        "n_datasets=10",
+        "-p",
+        "n_samples=200",
+        "--profile",
+        "smoke",
+        "--out",
+        str(out),
+        *extra,
+    ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -35,27 +34,6 @@ def test_a_dead_worker_is_charged_only_to_its_own_task(tmp_path):
     assert out[1].ok and out[1].result == 1 and out[1].attempts == 1  # its neighbour is not charged
 
 
-def _sweep_cmd(out, *extra):
-    return [
-        sys.executable,
-        "-m",
-        "causalbandits_lib.book.cli",
-        "sweep",
-        NB,
-        "-p",
-        "seed=0:4",
-        "-p",
-        "n_datasets=10",
-        "-p",
-        "n_samples=200",
-        "--profile",
-        "smoke",
-        "--out",
-        str(out),
-        *extra,
-    ]
-
-
 def _wait_for_kernel(proc, timeout=120):
     import psutil
 
@@ -78,7 +56,8 @@ def test_an_interrupted_sweep_stops_its_workers_and_says_what_finished(tmp_path,
     import psutil
 
     out = tmp_path / "sweep"
-    proc = subprocess.Popen(_sweep_cmd(out, *extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd = sweep_tasks.small_sweep_command(out, *extra)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     kids = _wait_for_kernel(proc)
     proc.send_signal(sig)
     output, _ = proc.communicate(timeout=60)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -139,27 +138,7 @@ def test_killed_worker_loses_nothing_and_resume_completes(tmp_path):
     import psutil
 
     out = tmp_path / "sweep"
-    cmd = [
-        sys.executable,
-        "-m",
-        "causalbandits_lib.book.cli",
-        "sweep",
-        NB,
-        "-p",
-        "seed=0:4",
-        "-p",
-        "n_datasets=10",
-        "-p",
-        "n_samples=200",
-        "--profile",
-        "smoke",
-        "--out",
-        str(out),
-        "--jobs",
-        "2",
-        "--retries",
-        "0",
-    ]
+    cmd = sweep_tasks.small_sweep_command(out, "--jobs", "2", "--retries", "0")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     victim = None
     deadline = time.time() + 120
