@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.checks import KINDS, VERDICTS, Verdict
 
-__all__ = ["Claim", "format_value", "kind_label", "claims_markdown"]
+__all__ = ["Claim", "format_value", "kind_label", "paper_value_label", "claims_markdown"]
 
 _ID = re.compile(r"^[a-z0-9_]+(\.[A-Za-z0-9_\-]+)+$")
 
@@ -46,9 +46,15 @@ class Claim:
         ratios, per-instance verdicts).
     sensitive_to : dict, optional
         ``{parameter: {value: verdict}}`` for the open choices that move the verdict.
+    ours : bool, optional
+        True for a claim the paper does not make: our question about its result, a variant or an
+        extension of ours (labelled as ours on every page and counted apart from the paper's claims).
+    reconstructed : bool, optional
+        True when the paper value comes from a formula or number we reconstructed because the paper
+        does not print it (the tables mark it "reconstructed").
 
-    The three optional fields are left out of :meth:`to_dict` when not set, so a record of a claim
-    that declares none of them reads as before.
+    The optional fields are left out of :meth:`to_dict` when not set, so a record of a claim that
+    declares none of them reads as before.
     """
 
     id: str
@@ -63,6 +69,8 @@ class Claim:
     kind: str | None = None
     details: Mapping[str, Any] | None = None
     sensitive_to: Mapping[str, Mapping[str, str]] | None = None
+    ours: bool | None = None
+    reconstructed: bool | None = None
 
     def __post_init__(self):
         if not _ID.match(self.id):
@@ -75,6 +83,9 @@ class Claim:
             raise ValueError(f"claim {self.id}: statement and reason must not be empty")
         if self.kind is not None and self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
+        for flag in ("ours", "reconstructed"):
+            if getattr(self, flag) not in (None, True):
+                raise ValueError(f"claim {self.id}: {flag} must be True or left out, not {getattr(self, flag)!r}")
 
     @classmethod
     def from_verdict(cls, id: str, statement: str, paper_value: Any, measured: Any, result: Verdict, **kw) -> "Claim":
@@ -90,7 +101,7 @@ class Claim:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for optional in ("kind", "details", "sensitive_to"):
+        for optional in ("kind", "details", "sensitive_to", "ours", "reconstructed"):
             if d[optional] is None:
                 del d[optional]
         return d
@@ -132,11 +143,24 @@ def _row(cells) -> str:
 
 
 def kind_label(c: Mapping[str, Any]) -> str:
-    """A claim's kind as the tables show it, marked when its verdict depends on an open choice."""
+    """A claim's kind as the tables show it, marked when the claim is ours (not the paper's) and
+    when its verdict depends on an open choice."""
     kind = c.get("kind") or "—"
+    if c.get("ours"):
+        kind += ", ours"
     if c.get("sensitive_to"):
         kind += " (choice-dependent)"
     return kind
+
+
+def paper_value_label(c: Mapping[str, Any]) -> str:
+    """A claim's paper value as the tables show it: empty when there is none, marked when we
+    reconstructed it."""
+    value = c.get("paper_value")
+    text = "—" if value is None else format_value(value)
+    if c.get("reconstructed"):
+        text += " (reconstructed)"
+    return text
 
 
 def claims_markdown(
@@ -163,7 +187,7 @@ def claims_markdown(
                         f"`{c['id']}`",
                         kind_label(c),
                         c["statement"],
-                        format_value(c["paper_value"]),
+                        paper_value_label(c),
                         format_value(c["measured"]),
                         f"**{c['verdict']}**",
                         c["reason"],
@@ -185,12 +209,12 @@ def claims_markdown(
             page = f"{mine['verdict']} (same); measured {format_value(mine['measured'])}"
         else:
             page = f"**differs: {mine['verdict']}**; measured {format_value(mine['measured'])}"
-        cells = [f"`{c['id']}`", kind_label(c), c["statement"], format_value(c["paper_value"])]
+        cells = [f"`{c['id']}`", kind_label(c), c["statement"], paper_value_label(c)]
         cells += [format_value(c["measured"]), f"**{c['verdict']}**", c["reason"], page]
         rows.append(_row(cells))
     for c in page_run:
         if c["id"] not in seen:
-            cells = [f"`{c['id']}`", kind_label(c), c["statement"], format_value(c["paper_value"])]
+            cells = [f"`{c['id']}`", kind_label(c), c["statement"], paper_value_label(c)]
             cells += ["—", "no paper-scale verdict yet", "", f"{c['verdict']}; measured {format_value(c['measured'])}"]
             rows.append(_row(cells))
     return "\n".join(rows)

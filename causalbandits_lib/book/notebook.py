@@ -220,11 +220,17 @@ class NotebookRun:
         section: str = "claims",
         kind: str | None = None,
         datasets: Sequence[str] | None = None,
+        ours: bool = False,
+        reconstructed: bool = False,
     ) -> Claim:
         """Register a claim with the verdict computed by a check of :mod:`causalbandits_lib.core.checks`.
 
         ``kind`` is one of :data:`~causalbandits_lib.core.checks.KINDS` (``experiment``, ``theorem``,
         ``identity``, ``construction``); a claim that declares it also records the check's details.
+
+        ``ours=True`` marks a claim the paper does not make (our question, variant or extension):
+        the tables label it and the reproducibility page counts it apart. ``reconstructed=True``
+        marks a paper value we reconstructed because the paper does not print it.
 
         ``datasets`` names the real data sets the claim is about (default: every data set in use
         whose name is a word of the statement). When such a data set was replaced by its synthetic
@@ -244,7 +250,16 @@ class NotebookRun:
         if any(c.id == id for c in self.claims):
             raise ValueError(f"claim {id!r} is registered twice")
         claim = Claim.from_verdict(
-            id, statement, paper_value, measured, result, source=source, section=section, kind=kind
+            id,
+            statement,
+            paper_value,
+            measured,
+            result,
+            source=source,
+            section=section,
+            kind=kind,
+            ours=True if ours else None,
+            reconstructed=True if reconstructed else None,
         )
         self.claims.append(claim)
         return claim

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from ..core.checks import RESULT_KINDS, VERDICTS
 from . import paths
-from .claims import format_value, kind_label
+from .claims import format_value, kind_label, paper_value_label
 from .params import ChapterSpec
 from .provenance import replaceable_stand_ins
 from .records import RecordError, atomic_write_text, load_record
@@ -36,7 +36,8 @@ measured at the paper's scale, and the verdict with its reason. The *results* of
 are the claims of kind `experiment` (what the paper reports from its experiments) and `theorem`
 (its bounds and rates against measurement); `identity` (an equality our code must satisfy) and
 `construction` (true by how our setup is built) are checks of our implementation and are counted
-apart. A verdict that moves with a choice the paper left open is marked *choice-dependent*; a claim
+apart, as are the results about questions, variants and extensions of ours (marked *ours*), which the papers
+do not claim. A verdict that moves with a choice the paper left open is marked *choice-dependent*; a claim
 about random instances says on how many of them it held. *Not reproduced* with a demonstrated cause is a
 result, not a failure of the book; the linked notebook section shows the measurement.
 Cite a row through its record: `causalbandits cite results/paper/<chapter>/<notebook>.json`.
@@ -48,16 +49,19 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-#: How a claim is counted: a result of the reproduction, a check of our implementation, or (until
-#: every claim declares its kind) undeclared.
-GROUPS = ("results", "implementation checks", "kind not declared")
+#: How a claim is counted: a result of the reproduction (a claim the paper makes), a result about
+#: our own question, variant or extension (``ours``), a check of our implementation, or (until every
+#: claim declares its kind) undeclared.
+GROUPS = ("results", "ours", "implementation checks", "kind not declared")
 
 
 def _group(claim: Mapping[str, Any]) -> str:
     kind = claim.get("kind")
     if kind is None:
+        return GROUPS[3]
+    if kind not in RESULT_KINDS:
         return GROUPS[2]
-    return GROUPS[0] if kind in RESULT_KINDS else GROUPS[1]
+    return GROUPS[1] if claim.get("ours") else GROUPS[0]
 
 
 class _Counts:
@@ -93,11 +97,13 @@ class _Counts:
 
 
 SUMMARY_HEAD = (
-    "| chapter | claims | results | implementation checks | kind not declared | choice-dependent | over instances |"
+    "| chapter | claims | results | ours | implementation checks | kind not declared | choice-dependent "
+    "| over instances |"
 )
 LEGEND = (
-    "Counts are " + " / ".join(VERDICTS) + ". *Results* are the claims of kind `experiment` or `theorem`; "
-    "*implementation checks* those of kind `identity` or `construction`."
+    "Counts are " + " / ".join(VERDICTS) + ". *Results* are the paper's claims of kind `experiment` or "
+    "`theorem`; *ours* are results about our own questions, variants and extensions, labelled as ours; "
+    "*implementation checks* are the claims of kind `identity` or `construction`."
 )
 
 
@@ -214,7 +220,7 @@ def render_reproducibility(chapters: Mapping[str, ChapterSpec], results_dir: Pat
                             link,
                             kind_label(c),
                             c["statement"],
-                            format_value(c["paper_value"]),
+                            paper_value_label(c),
                             format_value(c["measured"]),
                             f"**{c['verdict']}**",
                             c["reason"],

@@ -34,6 +34,7 @@ def test_page_counts_results_apart_from_implementation_checks(record_dir, tmp_pa
             ("primer.a.idt", yes, {"kind": "identity"}),
             ("primer.a.sens", moved, {"kind": "experiment"}),
             ("primer.a.old", yes, {}),
+            ("primer.a.mine", no, {"kind": "experiment", "ours": True, "reconstructed": True, "paper_value": 0.5}),
         ],
     )
     chapters = {"primer": load_chapter(paths.book_root() / "notebooks" / "primer")}
@@ -41,11 +42,13 @@ def test_page_counts_results_apart_from_implementation_checks(record_dir, tmp_pa
     title = chapters["primer"].title
     row = next(line for line in page.splitlines() if line.startswith(f"| {title} |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    # claims | results | implementation checks | kind not declared | choice-dependent | over instances
-    assert cells[1:7] == ["5", "2 / 0 / 1 / 0", "1 / 0 / 0 / 0", "1 / 0 / 0 / 0", "1", "0"]
+    # claims | results | ours | implementation checks | kind not declared | choice-dependent | over instances
+    assert cells[1:8] == ["6", "2 / 0 / 1 / 0", "0 / 0 / 1 / 0", "1 / 0 / 0 / 0", "1 / 0 / 0 / 0", "1", "0"]
     assert "experiment (choice-dependent)" in page
+    mine = next(line for line in page.splitlines() if "`primer.a.mine`" in line)
+    assert "experiment, ours" in mine and "0.5 (reconstructed)" in mine
     summary = render_summary(chapters, tmp_path)
-    assert "| 5 | 2 / 0 / 1 / 0 | 1 / 0 / 0 / 0 |" in summary
+    assert "| 6 | 2 / 0 / 1 / 0 | 0 / 0 / 1 / 0 | 1 / 0 / 0 / 0 |" in summary
 
 
 def test_page_refuses_records_of_another_profile(record_dir, tmp_path):
