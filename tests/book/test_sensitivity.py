@@ -79,7 +79,7 @@ def test_page_marks_and_counts_choice_dependent_verdicts(record_dir, tmp_path):
     row = next(line for line in page.splitlines() if "`primer.a.y`" in line)
     assert "experiment (choice-dependent)" in row and "depends on our choice of arm_means: [0.7] → reproduced" in row
     summary_row = next(line for line in page.splitlines() if line.startswith(f"| {chapters['primer'].title} |"))
-    assert summary_row.split("|")[6].strip() == "1"  # one choice-dependent verdict
+    assert summary_row.split("|")[7].strip() == "1"  # one choice-dependent verdict
     sens.write_text("{}")
     with pytest.raises(records.RecordError, match="lacks key 'notebook'"):
         render_reproducibility(chapters, paper, tmp_path)
