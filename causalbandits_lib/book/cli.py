@@ -1,7 +1,8 @@
-"""The ``causalbandits`` command: list, run, sweep, sensitivity, collect, report, cite and diff.
+"""The ``causalbandits`` command: list, run, sweep, sensitivity, collect, report, cite, diff and verify.
 
-Exit codes: 0 success (for ``diff``: the results are identical); 2 bad arguments or parameters
-(nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` found differences;
+Exit codes: 0 success (for ``diff`` and ``verify``: the results are identical); 2 bad arguments or
+parameters (nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` or
+``verify`` found differences;
 130 interrupted (Ctrl-C, SIGINT), 143 terminated (SIGTERM). Every error ends in one line
 ``causalbandits: error: ...`` naming the thing, the value and what is allowed.
 """
@@ -217,67 +218,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- cite
-def cite_text(record: dict, path: Path) -> tuple[str, str]:
-    """BibTeX and plain-text citations of a record."""
-    from .provenance import stand_ins
-
-    nb = record["notebook"]
-    git = record["git"]
-    commit = git.get("commit") or "unknown"
-    dirty = " (uncommitted changes)" if git.get("dirty") else ""
-    params = record["parameters"]
-    chash = record["content_hash"]
-    year = record["timings"]["started"][:4]
-    date = record["timings"]["started"][:10]
-    given = " ".join(f"-p {k}={_cli_value(v)}" for k, v in params.items() if k != "profile")
-    command = f"causalbandits run {nb} --profile {params.get('profile')} {given}".strip()
-    key = f"causalbandits:{nb.replace('/', ':')}:{chash[:8]}"
-    verdicts = {}
-    for c in record["claims"]:
-        verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
-    vtext = ", ".join(f"{n} {v}" for v, n in verdicts.items()) or "no claims"
-    synthetic = stand_ins(record["data"])
-    if synthetic:
-        vtext += f"; data: synthetic stand-in for {', '.join(synthetic)}, not the real data set"
-    title = f"{record.get('title', nb)}: reproduction record ({params.get('profile')} profile)"
-    bib = "\n".join(
-        [
-            f"@misc{{{key},",
-            f"  title        = {{{{Causal \\& Fair Bandits executable book}}: {_bib_escape(title)}}},",
-            "  author       = {{Causal \\& Fair Bandits book contributors}},",
-            f"  year         = {{{year}}},",
-            f"  howpublished = {{\\texttt{{{_bib_escape(command)}}}}},",
-            f"  note         = {{Notebook {_bib_escape(nb)}, commit {commit}{dirty}, seed {params.get('seed')}, "
-            f"record SHA-256 {chash}; claims: {vtext}}},",
-            f"  urldate      = {{{date}}}",
-            "}",
-        ]
-    )
-    text = (
-        f"Causal & Fair Bandits executable book, {title}. Notebook {nb} at commit {commit}{dirty}, "
-        f"parameters {', '.join(f'{k}={v!r}' for k, v in params.items())}; record {path.name} "
-        f"(SHA-256 {chash}), executed {date}. Claims: {vtext}. Re-run: {command}"
-    )
-    return bib, text
-
-
-def _cli_value(v) -> str:
-    if isinstance(v, list):
-        return "[" + ",".join(str(x) for x in v) + "]"
-    return str(v)
-
-
-def _bib_escape(s: str) -> str:
-    return (
-        s.replace("\\", "\\textbackslash{}")
-        .replace("&", "\\&")
-        .replace("_", "\\_")
-        .replace("%", "\\%")
-        .replace("#", "\\#")
-    )
-
-
 def cmd_cite(args: argparse.Namespace) -> int:
+    from .citation import Citation
     from .provenance import replaceable_stand_ins
     from .records import RecordError, load_record
 
@@ -288,19 +230,22 @@ def cmd_cite(args: argparse.Namespace) -> int:
         _err(str(exc))
         return EXIT_FAILED
     missing = replaceable_stand_ins(record["data"])
-    if missing and record["profile"] == "paper" and not args.allow_stand_in:
+    if missing and not args.allow_stand_in:
         _err(
-            f"{path}: a paper-profile record that ran on the synthetic stand-in for {', '.join(missing)}, not the "
-            "real data; re-run it with the data in place, or pass --allow-stand-in to cite it as such"
+            f"{path}: a record that ran on the synthetic stand-in for {', '.join(missing)}, not the real data; "
+            "re-run it with the data in place, or pass --allow-stand-in to cite it as such"
         )
         return EXIT_FAILED
-    bib, text = cite_text(record, path)
-    if args.format in ("bibtex", "both"):
-        print(bib)
-    if args.format == "both":
-        print()
-    if args.format in ("text", "both"):
-        print(text)
+    if record["profile"] != "paper" and not args.allow_below_paper:
+        _err(
+            f"{path}: a record at the {record['profile']!r} profile, below the paper's scale; cite the paper-profile "
+            "record (results/paper/...), or pass --allow-below-paper to cite it as such"
+        )
+        return EXIT_FAILED
+    citation = Citation(record, path, claim_id=args.claim)
+    shown = {"bibtex": [citation.bibtex()], "text": [citation.text()], "csl": [citation.csl()]}
+    shown["both"] = shown["bibtex"] + shown["text"]
+    print("\n\n".join(shown[args.format]))
     return 0
 
 
@@ -392,11 +337,17 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- diff
+def _check_rtol(rtol: float) -> None:
+    if not rtol >= 0:
+        raise ParameterError(f"--rtol {rtol}: give a relative tolerance >= 0 (0 compares exactly)")
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from .records import RESULT_KEYS, RecordError, compare_record_files
 
+    _check_rtol(args.rtol)
     try:
-        found = compare_record_files(Path(args.old), Path(args.new))
+        found = compare_record_files(Path(args.old), Path(args.new), rtol=args.rtol)
     except RecordError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -407,9 +358,64 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f"  {line}")
         if len(lines) > args.max_lines:
             print(f"  ... and {len(lines) - args.max_lines} more")
-    what = "/".join(RESULT_KEYS)
-    print(f"{len(found)} record(s) compared ({what}): {len(found) - len(different)} identical, {len(different)} differ")
+    what = "/".join(("parameters",) + RESULT_KEYS)
+    same = "identical" if args.rtol == 0 else f"equal within rtol {args.rtol:g}"
+    print(f"{len(found)} record(s) compared ({what}): {len(found) - len(different)} {same}, {len(different)} differ")
     return EXIT_FAILED if different else 0
+
+
+# ---------------------------------------------------------------------------- verify
+def cmd_verify(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
+    from .records import find_records
+    from .verify import verify_record
+
+    _check_rtol(args.rtol)
+    targets: list[Path] = []
+    for given in args.records:
+        path = Path(given)
+        if path.is_dir():
+            found = find_records(path)
+            if not found:
+                raise ParameterError(f"{path}: a folder without records (*.json); give records or folders of records")
+            targets += found
+        elif path.is_file():
+            targets.append(path)
+        else:
+            raise ParameterError(f"{path}: no such record or folder; give records (.json) or folders of records")
+    if args.out:
+        out = writable_folder(Path(args.out), "--out")
+    else:
+        out = Path(tempfile.mkdtemp(prefix="causalbandits-verify-"))
+    failed = 0
+    try:
+        for i, path in enumerate(targets, 1):
+            mode = "smoke re-execution" if args.smoke else "re-run with the record's parameters"
+            print(f"[{i}/{len(targets)}] {path}: {mode}", flush=True)
+            v = verify_record(path, out, rtol=args.rtol, smoke=args.smoke, timeout=args.timeout)
+            if v.ok:
+                if args.smoke:
+                    print(f"      ok: the notebook runs and judges all its claims ({v.rerun})")
+                else:
+                    how = "identical" if v.rerun_hash == v.cited_hash else f"equal within rtol {args.rtol:g}"
+                    print(f"      ok: results {how} (results hash {v.cited_hash[:16]})")
+                continue
+            failed += 1
+            print(
+                f"      DIFFERS: {len(v.differences)} difference(s) (cited results hash {v.cited_hash[:16]}, "
+                f"re-run {str(v.rerun_hash)[:16]})"
+            )
+            for line in v.differences[: args.max_lines]:
+                print(f"        {line}")
+            if len(v.differences) > args.max_lines:
+                print(f"        ... and {len(v.differences) - args.max_lines} more")
+    finally:
+        if not args.out:
+            shutil.rmtree(out, ignore_errors=True)
+    print(f"{len(targets)} record(s) verified: {len(targets) - failed} ok, {failed} differ")
+    return EXIT_FAILED if failed else 0
 
 
 # ---------------------------------------------------------------------------- main
@@ -499,13 +505,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="only check that the page is up to date")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("cite", help="print a citation that pins a record")
+    p = sub.add_parser("cite", help="print a citation that pins a record (or one claim of it)")
     p.add_argument("record", help="path to a record (.json)")
-    p.add_argument("--format", choices=("bibtex", "text", "both"), default="both")
+    p.add_argument("--claim", metavar="ID", help="cite one claim of the record (its id, e.g. primer.ucb1.log_rate)")
+    p.add_argument(
+        "--format",
+        choices=("bibtex", "text", "csl", "both"),
+        default="both",
+        help="both = bibtex and text [%(default)s]",
+    )
     p.add_argument(
         "--allow-stand-in",
         action="store_true",
-        help="cite a paper-profile record that ran on a synthetic stand-in (the citation says so)",
+        help="cite a record that ran on a synthetic stand-in (the citation says so)",
+    )
+    p.add_argument(
+        "--allow-below-paper",
+        action="store_true",
+        help="cite a record of the smoke or book profile (the citation says so)",
     )
     p.set_defaults(func=cmd_cite)
 
@@ -513,7 +530,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("old", help="a record (.json) or a folder of records")
     p.add_argument("new", help="a record or a folder of records (matched to OLD by relative path)")
     p.add_argument("--max-lines", type=int, default=20, help="differences shown per record [%(default)s]")
+    p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance for numbers (0: exact) [%(default)s]")
     p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser(
+        "verify", help="re-run cited records with their parameters and compare the results (exit 1 if they differ)"
+    )
+    p.add_argument("records", nargs="+", help="records (.json) or folders of records")
+    p.add_argument("--out", help="keep the re-runs in this folder (default: a temporary folder, removed)")
+    p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance for numbers (0: exact) [%(default)s]")
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="only re-execute at the smoke profile: checks that the notebook runs and judges every claim",
+    )
+    p.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell (default: none)")
+    p.add_argument("--max-lines", type=int, default=20, help="differences shown per record [%(default)s]")
+    p.set_defaults(func=cmd_verify)
     return parser
 
 

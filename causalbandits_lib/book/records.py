@@ -8,7 +8,11 @@ claims with their verdicts. Records are written atomically (temporary file, fsyn
 interrupted run never leaves a half-written record.
 
 The record's ``content_hash`` is the SHA-256 of its canonical JSON (sorted keys, no whitespace)
-without the ``content_hash`` field itself; :func:`load_record` verifies it.
+without the ``content_hash`` field itself; :func:`load_record` verifies it. It changes with
+everything, timings and git included, so it identifies one file. The ``results_hash`` covers only
+what a faithful re-run must reproduce (:func:`results_view`: notebook, parameters, the data's
+checksums and stand-in flags, metrics, curves, claims): two faithful runs at different commits and
+times share it, and a citation prints it so that a reviewer's re-run can be checked against it.
 """
 
 from __future__ import annotations
@@ -170,10 +174,28 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return path
 
 
+def results_view(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What a faithful re-run of a record must reproduce: the notebook, its parameters, the data
+    it ran on (each data set's name, file checksums and whether a stand-in replaced it), the
+    metrics, curves and claims. Not the commit, times, versions, platform or library fingerprint."""
+    data = [
+        {"name": d.get("name"), "files": d.get("files"), "stand_in": bool(d.get("stand_in"))}
+        for d in record.get("data") or []
+    ]
+    view = {"notebook": record.get("notebook"), "parameters": record.get("parameters"), "data": data}
+    return view | {k: record.get(k) for k in RESULT_KEYS}
+
+
+def results_hash(record: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of :func:`results_view`."""
+    return hashlib.sha256(canonical_json(to_jsonable(results_view(record))).encode("utf-8")).hexdigest()
+
+
 def write_record(record: Mapping[str, Any], path: Path) -> Path:
-    """Fill in ``content_hash`` and write ``record`` atomically as indented JSON."""
+    """Fill in ``results_hash`` and ``content_hash`` and write ``record`` atomically as indented JSON."""
     body = to_jsonable(dict(record))
     body["schema"] = SCHEMA
+    body["results_hash"] = results_hash(body)
     body["content_hash"] = content_hash(body)
     validate_record(body, f"record for {body.get('notebook', '?')}")
     return atomic_write_text(
@@ -205,6 +227,8 @@ def load_record(path: Path, verify: bool = True) -> dict[str, Any]:
     validate_record(record, str(path))
     if verify and content_hash(record) != record["content_hash"]:
         raise RecordError(f"{path}: content hash does not match the content (edited or truncated record)")
+    if verify and "results_hash" in record and results_hash(record) != record["results_hash"]:
+        raise RecordError(f"{path}: results hash does not match the results (edited record)")
     return record
 
 
@@ -219,15 +243,50 @@ def find_records(folder: Path) -> list[Path]:
 RESULT_KEYS = ("metrics", "curves", "claims")
 
 
-def compare_results(old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str] = RESULT_KEYS) -> list[str]:
+def _numbers_close(a: Any, b: Any, rtol: float) -> bool:
+    """``a == b``, numbers (at any depth of lists and dicts) within ``rtol`` relative tolerance."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or abs(a - b) <= rtol * max(abs(a), abs(b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_numbers_close(x, y, rtol) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_numbers_close(a[k], b[k], rtol) for k in a)
+    return a == b
+
+
+def _change(a: Any, b: Any) -> str:
+    """``a → b``, with the absolute and relative change when both are numbers."""
+    text = f"{a!r} → {b!r}"
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        rel = f", relative {(b - a) / abs(a):+.3g}" if a else ""
+        text += f" (change {b - a:+.6g}{rel})"
+    return text
+
+
+#: Claim fields that are prose about the numbers: compared exactly only when ``rtol`` is 0.
+_CLAIM_PROSE = ("reason",)
+
+
+def compare_results(
+    old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str] = RESULT_KEYS, rtol: float = 0.0
+) -> list[str]:
     """The differences between the results of two records, one line each (empty if identical).
 
-    Metrics and curves are compared by name, claims by id, every value exactly (a re-run with the
-    same code, parameters and seed must give the same bits).
+    Parameters that differ come first, then metrics and curves by name, then claims by id (a
+    changed verdict as ``old → new``). Values are compared exactly by default (a re-run with the
+    same code, parameters and seed must give the same bits); with ``rtol`` > 0 numbers may differ
+    by that relative amount, verdicts must still be equal, and the claims' prose reasons (which
+    print the numbers) are not compared.
     """
     out = []
     if old.get("notebook") != new.get("notebook"):
         out.append(f"notebook: {old.get('notebook')!r} != {new.get('notebook')!r}")
+    pa, pb = old.get("parameters") or {}, new.get("parameters") or {}
+    for name in sorted(set(pa) | set(pb)):
+        if pa.get(name, "(not set)") != pb.get(name, "(not set)"):
+            out.append(f"parameters.{name}: {pa.get(name, '(not set)')!r} → {pb.get(name, '(not set)')!r}")
     for key in keys:
         a, b = old.get(key), new.get(key)
         if a == b:
@@ -242,12 +301,21 @@ def compare_results(old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterab
                 out.append(f"{key}.{name}: only in the first record")
             elif name not in a_map:
                 out.append(f"{key}.{name}: only in the second record")
-            elif a_map[name] != b_map[name]:
-                if key == "metrics":
-                    out.append(f"metrics.{name}: {a_map[name]!r} != {b_map[name]!r}")
-                elif key == "claims":
-                    fields = [f for f in a_map[name] if a_map[name].get(f) != b_map[name].get(f)]
+            elif key == "claims":
+                ca, cb = a_map[name], b_map[name]
+                fields = [
+                    f
+                    for f in sorted(set(ca) | set(cb))
+                    if not (rtol > 0 and f in _CLAIM_PROSE) and not _numbers_close(ca.get(f), cb.get(f), rtol)
+                ]
+                if "verdict" in fields:
+                    out.append(f"claims.{name}: verdict {ca.get('verdict')} → {cb.get('verdict')}")
+                    fields.remove("verdict")
+                if fields:
                     out.append(f"claims.{name}: differs in {', '.join(fields)}")
+            elif not _numbers_close(a_map[name], b_map[name], rtol):
+                if key == "metrics":
+                    out.append(f"metrics.{name}: {_change(a_map[name], b_map[name])}")
                 else:
                     out.append(f"{key}.{name}: differs")
         if key == "claims" and [c["id"] for c in a or []] != [c["id"] for c in b or []] and set(a_map) == set(b_map):
@@ -255,7 +323,7 @@ def compare_results(old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterab
     return out
 
 
-def compare_record_files(old: Path, new: Path) -> dict[str, list[str]]:
+def compare_record_files(old: Path, new: Path, rtol: float = 0.0) -> dict[str, list[str]]:
     """Compare two records, or two folders of records matched by relative path.
 
     Returns a dict from relative path to its differences (records missing on either side included).
@@ -267,7 +335,7 @@ def compare_record_files(old: Path, new: Path) -> dict[str, list[str]]:
     """
     old, new = Path(old), Path(new)
     if old.is_file() and new.is_file():
-        return {new.name: compare_results(load_record(old), load_record(new))}
+        return {new.name: compare_results(load_record(old), load_record(new), rtol=rtol)}
     if not (old.is_dir() and new.is_dir()):
         raise RecordError(f"compare two record files or two folders of records; got {old} and {new}")
     a = {p.relative_to(old).as_posix(): p for p in find_records(old)}
@@ -279,5 +347,5 @@ def compare_record_files(old: Path, new: Path) -> dict[str, list[str]]:
         elif rel not in a:
             out[rel] = [f"no record in {old}"]
         else:
-            out[rel] = compare_results(load_record(a[rel]), load_record(b[rel]))
+            out[rel] = compare_results(load_record(a[rel]), load_record(b[rel]), rtol=rtol)
     return out

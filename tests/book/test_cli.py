@@ -55,10 +55,11 @@ def test_cite_pins_commit_parameters_and_hash(record_dir, capsys):
     nb.claim("primer.x.y", "s", checks.check_at_most(1, 2))
     path = nb.finish(show=False)
     rec = records.load_record(path)
-    assert main(["cite", str(path)]) == 0
+    assert main(["cite", str(path), "--allow-below-paper"]) == 0
     out = capsys.readouterr().out
-    assert rec["content_hash"] in out and "seed 7" in out and "@misc{causalbandits:primer:01_bandits_and_regret" in out
+    assert rec["results_hash"] in out and "seed 7" in out and "@misc{causalbandits:primer:01_bandits_and_regret" in out
     assert "causalbandits run primer/01_bandits_and_regret --profile smoke" in out
+    assert rec["git"]["commit"] in out
 
 
 def test_cite_rejects_a_corrupt_record(tmp_path, capsys):

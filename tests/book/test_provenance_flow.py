@@ -45,7 +45,7 @@ def _record(tmp_path, profile="paper", data=None, **kw):
     return records.write_record(rec, tmp_path / "fairx" / "01_fairness_of_exposure.json")
 
 
-def test_cite_says_stand_in_and_refuses_it_at_paper_scale(tmp_path, capsys):
+def test_cite_says_stand_in_and_refuses_it_without_the_flag(tmp_path, capsys):
     path = _record(tmp_path, data=[_stand_in()])
     assert main(["cite", str(path)]) == 1
     err = capsys.readouterr().err
@@ -53,8 +53,11 @@ def test_cite_says_stand_in_and_refuses_it_at_paper_scale(tmp_path, capsys):
     assert main(["cite", str(path), "--allow-stand-in"]) == 0
     assert "synthetic stand-in for yeast" in capsys.readouterr().out
     smoke = _record(tmp_path / "s", profile="smoke", data=[_stand_in()])
-    assert main(["cite", str(smoke)]) == 0
-    assert "synthetic stand-in for yeast" in capsys.readouterr().out
+    assert main(["cite", str(smoke), "--allow-below-paper"]) == 1  # a stand-in needs its own flag at any profile
+    assert "--allow-stand-in" in capsys.readouterr().err
+    assert main(["cite", str(smoke), "--allow-below-paper", "--allow-stand-in"]) == 0
+    out = capsys.readouterr().out
+    assert "synthetic stand-in for yeast" in out and "smoke profile, below the paper's scale" in out
 
 
 def test_report_rejects_a_stand_in_record(tmp_path, capsys):

@@ -152,11 +152,57 @@ def test_compare_results_is_empty_for_identical_results_and_names_each_differenc
     a = _result_record()
     assert records.compare_results(a, _result_record(timings={"wall_seconds": 9})) == []
     b = _result_record(metrics={"a": 1.0000000001, "b": [1, 2], "new": 3})
-    assert records.compare_results(a, b) == ["metrics.a: 1.0 != 1.0000000001", "metrics.new: only in the second record"]
-    c = _result_record(claims=[{"id": "primer.x.y", "verdict": "partly", "reason": "r"}])
-    assert records.compare_results(a, c) == ["claims.primer.x.y: differs in verdict"]
+    assert records.compare_results(a, b) == [
+        "metrics.a: 1.0 → 1.0000000001 (change +1e-10, relative +1e-10)",
+        "metrics.new: only in the second record",
+    ]
+    c = _result_record(claims=[{"id": "primer.x.y", "verdict": "partly", "reason": "r2"}])
+    assert records.compare_results(a, c) == [
+        "claims.primer.x.y: verdict reproduced → partly",
+        "claims.primer.x.y: differs in reason",
+    ]
     d = _result_record(curves={"c": {"t": [2]}})
     assert records.compare_results(a, d) == ["curves.c: differs"]
+    e = _result_record(parameters={"T": 10})
+    assert records.compare_results(a, e) == ["parameters.T: '(not set)' → 10"]
+
+
+def test_compare_results_with_a_relative_tolerance_still_demands_equal_verdicts():
+    a = _result_record(claims=[{"id": "primer.x.y", "verdict": "reproduced", "reason": "mean 1.0", "measured": 1.0}])
+    b = _result_record(
+        metrics={"a": 1.0 + 1e-9, "b": [1, 2]},
+        claims=[{"id": "primer.x.y", "verdict": "reproduced", "reason": "mean 1.000000001", "measured": 1.0 + 1e-9}],
+    )
+    assert records.compare_results(a, b, rtol=1e-6) == []
+    assert len(records.compare_results(a, b)) == 2  # exact by default
+    far = _result_record(metrics={"a": 1.1, "b": [1, 2]}, claims=a["claims"])
+    assert records.compare_results(a, far, rtol=1e-6) == ["metrics.a: 1.0 → 1.1 (change +0.1, relative +0.1)"]
+    moved = _result_record(claims=[{"id": "primer.x.y", "verdict": "partly", "reason": "x", "measured": 1.0}])
+    assert records.compare_results(a, moved, rtol=0.5) == ["claims.primer.x.y: verdict reproduced → partly"]
+
+
+def test_results_hash_ignores_time_and_commit_and_follows_every_result(tmp_path):
+    rec = fake_record(**_result_record())
+    rec["claims"][0]["statement"] = "s"
+    first = records.load_record(records.write_record(rec, tmp_path / "a.json"))
+    later = dict(rec, timings={"started": "2031-01-01T00:00:00+00:00"}, git={"commit": "f" * 40, "dirty": False})
+    second = records.load_record(records.write_record(later, tmp_path / "b.json"))
+    assert first["results_hash"] == second["results_hash"]
+    assert first["content_hash"] != second["content_hash"]
+    for changed in (
+        {"metrics": {"a": 2.0}},
+        {"parameters": {"seed": 1}},
+        {"data": [{"name": "adult", "files": {"f": "0" * 64}, "stand_in": True}]},
+    ):
+        other = records.load_record(records.write_record(dict(rec, **changed), tmp_path / "c.json"))
+        assert other["results_hash"] != first["results_hash"], changed
+    # an edited result is caught even when the content hash is recomputed
+    text = json.loads((tmp_path / "a.json").read_text())
+    text["metrics"]["a"] = 5.0
+    text["content_hash"] = records.content_hash(text)
+    (tmp_path / "a.json").write_text(json.dumps(text))
+    with pytest.raises(records.RecordError, match="results hash does not match"):
+        records.load_record(tmp_path / "a.json")
 
 
 def test_diff_command_compares_folders_by_relative_path(tmp_path):
