@@ -59,6 +59,27 @@ def writable_folder(path: Path, option: str) -> Path:
 
 
 # ---------------------------------------------------------------------------- list
+def _measured_times(nb) -> str:
+    """What a run of ``nb`` cost at each profile: the paper profile from the committed record, the
+    others from the records of this checkout's last build or test run (``_build/records``)."""
+    import json
+
+    out = []
+    for profile in ("smoke", "book", "paper"):
+        if profile == "paper":
+            path, where = paths.paper_results_dir() / nb.chapter / f"{nb.name}.json", "committed record"
+        else:
+            path, where = paths.default_record_dir(profile) / nb.chapter / f"{nb.name}.json", "last run here"
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+            seconds, day = float(rec["timings"]["wall_seconds"]), rec["timings"]["started"][:10]
+        except (OSError, ValueError, KeyError, TypeError):
+            out.append(f"{profile} not measured here")
+            continue
+        out.append(f"{profile} {seconds:.0f} s ({where}, {day})")
+    return "; ".join(out)
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from .execution import chapters, resolve_target
     from .params import COMMON
@@ -75,6 +96,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             current = nb.chapter
             print(f"{current}: {all_chapters[current].title}")
         print(f"  {nb.id}  {nb.title}")
+        print(f"      time: {_measured_times(nb)}")
         if args.brief:
             continue
         for name, p in nb.all_parameters().items():
@@ -136,6 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"      executed in {result.seconds:.1f} s -> {result.output}\n      record -> {result.record}", flush=True
         )
         _announce_stand_ins(result.record)
+        _announce_verdicts(result.record)
     print(f"{len(done)} notebook(s) executed; records under {record_dir.resolve()}")
     return 0
 
@@ -159,6 +182,18 @@ def _announce_stand_ins(record: Path) -> None:
             )
 
 
+def _announce_verdicts(record: Path) -> None:
+    """The run's verdict counts and how they compare with the committed paper-scale record."""
+    from .verify import run_summary
+
+    try:
+        lines = run_summary(record)
+    except RecordError as exc:
+        lines = [f"cannot compare with the committed paper-scale record: {exc}"]
+    for line in lines:
+        print(f"      {line}", flush=True)
+
+
 def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int:
     """Every notebook as a task of its own on ``args.jobs`` worker processes; each prints when it
     ends; a failure is reported with its error after the others have finished (records of the
@@ -179,6 +214,7 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
             seconds, output, record = outcome.result
             print(f"  {nb.id}: executed in {seconds:.1f} s -> {output}\n      record -> {record}", flush=True)
             _announce_stand_ins(Path(record))
+            _announce_verdicts(Path(record))
         else:
             print(f"  {nb.id}: FAILED", flush=True)
 

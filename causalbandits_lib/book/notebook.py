@@ -388,8 +388,19 @@ class NotebookRun:
                 "WARNING: no paper-scale record yet",
             )
             return None
-        pr.show()
+        pr.show(self.choices_unlike(pr.record))
         return pr
+
+    def choices_unlike(self, record: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+        """The parameters this execution was given (beyond its profile) whose values differ from
+        ``record``'s: ``{name: (here, in the record)}``. The profile's own values (T, runs) are
+        not counted: a page below the paper's scale differs from the record in those by design."""
+        theirs = record["parameters"]
+        return {
+            k: (v, theirs.get(k))
+            for k, v in to_jsonable(dict(self.params)).items()
+            if k != "profile" and self.sources.get(k) == "given" and theirs.get(k) != v
+        }
 
 
 class PaperResults:
@@ -409,7 +420,9 @@ class PaperResults:
         now = library_fingerprint(self.record["library"]["modules"])["modules"]
         return sorted(m for m, h in self.record["library"]["modules"].items() if now.get(m) != h)
 
-    def show(self) -> None:
+    def show(self, unlike: Mapping[str, tuple[Any, Any]] | None = None) -> None:
+        """Say where the paper-scale results come from; with ``unlike`` (the page's given parameters
+        that differ from the record's), say plainly that the record is of another setting."""
         rec = self.record
         git = rec["git"]
         commit = (git.get("commit") or "unknown")[:10]
@@ -427,6 +440,16 @@ class PaperResults:
                 f"<p>Module(s) {mods} differ from the code that produced this record (commit {commit}). "
                 "Re-run <code>make reproduce</code> before citing them.</p></div>",
                 f"WARNING: library changed since the paper-scale record ({mods})",
+            )
+        if unlike:
+            shown = "; ".join(
+                f"`{k}` is {format_value(a)} here, {format_value(b)} in the record" for k, (a, b) in unlike.items()
+            )
+            _display_html(
+                '<div class="admonition warning"><p class="admonition-title">This page ran with other parameters</p>'
+                f"<p>{shown}. The paper-scale curves, numbers and verdicts shown on this page are of the record's "
+                "setting, not of this page's; compare them with this page's own results only as such.</p></div>",
+                f"WARNING: this page's parameters differ from the paper-scale record's ({shown})",
             )
         _display_markdown(
             head + f". Its {len(rec['claims'])} verdicts are the verdicts of this page: they are in the claims "

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .records import compare_results, load_record, results_hash, results_view
 
-__all__ = ["Verification", "verify_record", "compare_data"]
+__all__ = ["Verification", "verify_record", "compare_data", "run_summary"]
 
 
 @dataclass
@@ -104,3 +104,39 @@ def verify_record(
         if not outcome.differences and rtol == 0:  # pragma: no cover - the hash covers only what is compared
             outcome.differences.append("results hash differs")
     return outcome
+
+
+def run_summary(record_path: Path) -> list[str]:
+    """What ``causalbandits run`` prints after a notebook: the verdict counts, and either every
+    claim whose verdict differs from the committed paper-scale record of the same notebook, or a
+    line saying why no comparison is made (no such record, or other parameters)."""
+    from ..core.checks import VERDICTS
+    from . import paths
+
+    rec = load_record(record_path)
+    counts = {v: sum(c["verdict"] == v for c in rec["claims"]) for v in VERDICTS}
+    lines = [f"claims ({rec['profile']} profile): " + (", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none")]
+    chapter, name = rec["notebook"].split("/")
+    committed = paths.paper_results_dir() / chapter / f"{name}.json"
+    if not committed.is_file():
+        return lines + ["no committed paper-scale record of this notebook to compare with"]
+    paper = load_record(committed)
+    other = {k: v for k, v in rec["parameters"].items() if k != "profile" and paper["parameters"].get(k) != v}
+    if other:
+        shown = ", ".join(f"{k}={v!r} (record: {paper['parameters'].get(k)!r})" for k, v in sorted(other.items()))
+        return lines + [f"parameters differ from the committed paper-scale record ({shown}): verdicts not compared"]
+    by_id = {c["id"]: c["verdict"] for c in paper["claims"]}
+    moved = [
+        f"  {c['id']}: {c['verdict']} here, {by_id[c['id']]} in the paper-scale record"
+        for c in rec["claims"]
+        if c["id"] in by_id and by_id[c["id"]] != c["verdict"]
+    ]
+    new = [f"  {c['id']}: not in the paper-scale record" for c in rec["claims"] if c["id"] not in by_id]
+    if not moved and not new:
+        return lines + [f"every verdict as in the committed paper-scale record {committed.name}"]
+    return (
+        lines
+        + [f"{len(moved)} verdict(s) differ from the committed paper-scale record {committed.name}:"]
+        + moved
+        + new
+    )

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from causalbandits_lib.book import records
+from causalbandits_lib.book import paths, records
 from causalbandits_lib.book.cli import main
 from causalbandits_lib.book.notebook import setup_notebook
 from causalbandits_lib.core import checks
@@ -48,6 +48,9 @@ def test_list_shows_parameters_with_ranges(capsys):
     out = capsys.readouterr().out
     assert "primer/01_bandits_and_regret" in out
     assert "T (int): smoke=2000 book=20000 paper=100000; allowed: an integer with 10 <= T <= 10000000" in out
+    rec = records.load_record(paths.paper_results_dir() / "primer" / "01_bandits_and_regret.json")
+    seconds = f"{rec['timings']['wall_seconds']:.0f} s"
+    assert f"paper {seconds} (committed record, {rec['timings']['started'][:10]})" in out
 
 
 def test_cite_pins_commit_parameters_and_hash(record_dir, capsys):

@@ -1,0 +1,60 @@
+"""A run shows its results: verdict counts and the claims whose verdict differs from the committed
+paper-scale record, or why they are not compared; a page run with other choices says so."""
+
+from __future__ import annotations
+
+from causalbandits_lib.book import paths, records
+from causalbandits_lib.book.notebook import setup_notebook
+from causalbandits_lib.book.verify import run_summary
+from causalbandits_lib.core import checks
+
+NB = "primer/01_bandits_and_regret"
+
+
+def _paper():
+    return records.load_record(paths.paper_results_dir() / "primer" / "01_bandits_and_regret.json")
+
+
+def _rerun_of_paper(record_dir, flip: str | None = None):
+    """A record with the committed paper record's parameters and claims, one verdict flipped."""
+    paper = _paper()
+    nb = setup_notebook(NB, **paper["parameters"])
+    for c in paper["claims"]:
+        verdict = c["verdict"] if c["id"] != flip else next(v for v in checks.VERDICTS if v != c["verdict"])
+        nb.claim(c["id"], c["statement"], checks.Verdict(verdict, "r", "c"), kind=c.get("kind"))
+    return nb.finish(show=False), paper
+
+
+def test_a_faithful_run_says_every_verdict_matches(record_dir):
+    path, paper = _rerun_of_paper(record_dir)
+    lines = run_summary(path)
+    assert lines[0].startswith("claims (paper profile): ")
+    assert lines[1].startswith("every verdict as in the committed paper-scale record")
+
+
+def test_a_run_names_each_claim_whose_verdict_differs(record_dir):
+    paper = _paper()
+    flip = paper["claims"][0]["id"]
+    path, _ = _rerun_of_paper(record_dir, flip=flip)
+    lines = run_summary(path)
+    assert lines[1].startswith("1 verdict(s) differ from the committed paper-scale record")
+    assert lines[2].strip().startswith(f"{flip}: ") and len(lines) == 3
+
+
+def test_a_run_with_other_parameters_is_not_compared(record_dir):
+    nb = setup_notebook(NB, profile="smoke", arm_means=[0.9, 0.8, 0.5])
+    nb.claim("primer.x.y", "s", checks.check_at_most(1, 2), kind="experiment")
+    lines = run_summary(nb.finish(show=False))
+    assert lines[0] == "claims (smoke profile): 1 reproduced"
+    assert (
+        "parameters differ from the committed paper-scale record" in lines[1]
+        and "arm_means=[0.9, 0.8, 0.5]" in lines[1]
+    )
+
+
+def test_the_page_names_the_choices_that_differ_from_the_record(record_dir):
+    paper = _paper()
+    same = setup_notebook(NB, profile="book")
+    assert same.choices_unlike(paper) == {}  # the profile's own T and runs are not counted
+    other = setup_notebook(NB, profile="book", arm_means=[0.9, 0.8, 0.5])
+    assert other.choices_unlike(paper) == {"arm_means": ([0.9, 0.8, 0.5], paper["parameters"]["arm_means"])}
