@@ -8,6 +8,7 @@
 #   make reproduce  every chapter at its paper profile -> results/paper/ (CHAPTER=name for one),
 #                   then every open choice's alternatives at the book profile -> results/sensitivity/
 #   make sensitivity  only the open choices' alternatives (CHAPTER=name for one), and the report
+#   make verify     re-run every committed paper-scale record and compare its results (slow)
 #   make serve      serve the built book on http://127.0.0.1:8000
 #   make lock       re-resolve requirements.lock and environment.yml from pyproject.toml
 
@@ -28,10 +29,10 @@ JOBS ?= 2
 
 export PYTHONHASHSEED := 0
 
-.PHONY: help setup mathjax book lint test test-unit test-notebooks test-book bench reproduce sensitivity report serve lock clean
+.PHONY: help setup mathjax book lint test test-unit test-notebooks test-book bench reproduce sensitivity report verify serve lock clean
 
 help:
-	@sed -n '1,12p' Makefile
+	@sed -n '1,13p' Makefile
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version' 
@@ -125,6 +126,11 @@ lock:
 	_build/lockenv/bin/python -m pip install --quiet "pip==$(PIP_VERSION)" "setuptools>=77" wheel
 	_build/lockenv/bin/python -m pip install --quiet ".[book,test]"
 	_build/lockenv/bin/python tools/write_lock.py _build/lockenv/bin/python
+
+# Every committed paper-scale record re-run with its own parameters and compared with it (results
+# hash, then metric by metric): what a reviewer runs on one record, on all of them.
+verify: $(STAMP)
+	$(BIN)/causalbandits verify results/paper
 
 clean:
 	rm -rf _build

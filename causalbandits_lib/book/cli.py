@@ -159,6 +159,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         _announce_stand_ins(result.record)
         _announce_verdicts(result.record)
+        if args.html:
+            from .execution import render_html
+
+            print(f"      page -> {render_html(result.output)}", flush=True)
     print(f"{len(done)} notebook(s) executed; records under {record_dir.resolve()}")
     return 0
 
@@ -215,6 +219,10 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
             print(f"  {nb.id}: executed in {seconds:.1f} s -> {output}\n      record -> {record}", flush=True)
             _announce_stand_ins(Path(record))
             _announce_verdicts(Path(record))
+            if args.html:
+                from .execution import render_html
+
+                print(f"      page -> {render_html(Path(output))}", flush=True)
         else:
             print(f"  {nb.id}: FAILED", flush=True)
 
@@ -348,7 +356,7 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     from .records import atomic_write_text
-    from .sweep import collect, plot_metric, table_hash
+    from .sweep import collect, plot_metric, summarise, table_hash
 
     folder = Path(args.folder)
     if not folder.is_dir():
@@ -364,6 +372,19 @@ def cmd_collect(args: argparse.Namespace) -> int:
     atomic_write_text(out, csv_text)
     print(f"{len(table)} point(s) -> {out}")
     print(f"table SHA-256 {table_hash(csv_text)} (cite this with the command that made the sweep)")
+    if args.summary:
+        summary = summarise(table, over=args.over)
+        path = out.with_suffix(".summary.csv")
+        atomic_write_text(path, summary.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
+        claims = summary[summary["what"] == "claim"]
+        print(
+            f"summary over {args.over} -> {path} ({len(claims)} claim row(s), "
+            f"{len(summary) - len(claims)} metric row(s))"
+        )
+        others = [c for c in summary.columns if c not in ("what", "name", "points", "value", "low", "high")]
+        for _, r in claims.iterrows():
+            where = ", ".join(f"{c}={r[c]}" for c in others if c != "profile")
+            print(f"  {r['name']} ({where}): reproduced at {r['value']:.0%} of {r['points']} point(s)")
     if args.plot:
         if not args.by:
             raise ParameterError("--plot METRIC needs --by PARAMETER (the swept parameter on the x axis)")
@@ -484,6 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", type=int, default=1, help="notebooks executed at once, each in its own process [%(default)s]"
     )
     p.add_argument("--force", action="store_true", help="skip the memory estimate and the --jobs <= cores check")
+    p.add_argument(
+        "--html", action="store_true", help="also render each executed notebook to a self-contained HTML page"
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="execute one notebook over a grid of parameters (joblib or Dask)")
@@ -529,9 +553,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metric", action="append", help="metric to include (repeatable; default: every scalar metric)")
     p.add_argument("--csv", help="output CSV (default: FOLDER/collected.csv)")
     p.add_argument(
-        "--plot", metavar="METRIC", help="also plot METRIC against --by with a band over the other parameters"
+        "--plot", metavar="METRIC", help="also plot METRIC against --by with its 95%% interval over the other points"
     )
     p.add_argument("--by", metavar="PARAMETER", help="the swept parameter for --plot")
+    p.add_argument(
+        "--summary",
+        action="store_true",
+        help="also write FOLDER/collected.summary.csv: per claim the share of points where it is reproduced, per "
+        "metric the mean and 95%% interval over --over",
+    )
+    p.add_argument("--over", default="seed", help="the parameter --summary summarises over [%(default)s]")
     p.add_argument("--strict", action="store_true", help="exit 1 if any record was corrupt")
     p.set_defaults(func=cmd_collect)
 

@@ -381,3 +381,20 @@ def execute_by_id(notebook: str, parameters: Mapping[str, Any], out_dir: str, re
         raise ValueError(f"notebook {notebook!r} names {len(spec)} notebooks")
     result = execute_notebook(spec[0], parameters, Path(out_dir), Path(record_dir), progress=False, timeout=timeout)
     return result.seconds, str(result.output), str(result.record)
+
+
+def render_html(notebook: Path) -> Path:
+    """Render an executed notebook to one self-contained HTML page beside it (figures embedded;
+    formulas through the book's own MathJax copy when it has been fetched, so the page reads
+    offline). Returns the page's path."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from .records import atomic_write_text
+
+    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    mathjax = paths.book_root() / "static" / "mathjax" / "tex-mml-chtml.js"
+    if mathjax.is_file():
+        exporter.mathjax_url = mathjax.resolve().as_uri()
+    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    return atomic_write_text(Path(notebook).with_suffix(".html"), body)

@@ -101,7 +101,7 @@ def run_sensitivity(
     SweepError
         When a point failed after its retries (re-running resumes with the missing points only).
     """
-    from .sweep import SweepError, point_id, run_sweep
+    from .sweep import SweepError, point_folder, run_sweep
 
     points = sensitivity_points(spec, profile)
     if len(points) == 1:
@@ -113,7 +113,7 @@ def run_sensitivity(
     records = {}
     for knob, value, given in points:
         try:
-            records[(knob, _key(value))] = load_record(folder / point_id(spec, given) / "record.json")
+            records[(knob, _key(value))] = load_record(folder / point_folder(spec, given) / "record.json")
         except RecordError as exc:
             raise SweepError(f"sensitivity of {spec.id}: {exc}") from None
     baseline = records[(None, _key(None))]

@@ -41,6 +41,8 @@ __all__ = [
     "count_grid",
     "expand_grid",
     "point_id",
+    "point_folder",
+    "summarise",
     "SweepReport",
     "run_sweep",
     "stale_reason",
@@ -174,6 +176,21 @@ def point_id(spec: NotebookSpec, given: Mapping[str, Any]) -> str:
     parameters, so that ``-p T=500`` and the profile's own 500 name the same point."""
     values, _ = spec.resolve(given)
     return hashlib.sha256(canonical_json({"notebook": spec.id, "parameters": values}).encode()).hexdigest()[:16]
+
+
+def point_folder(spec: NotebookSpec, given: Mapping[str, Any]) -> str:
+    """The folder name of a grid point: its given values, readable (``seed=3,T=500``, at most 80
+    characters, only letters, digits and ``=,.-_[]``), then ``--`` and :func:`point_id`, which alone
+    makes it unique and stable."""
+    import re
+
+    shown = ",".join(
+        f"{k}={json.dumps(v, separators=(',', ':')) if isinstance(v, (list, dict)) else v}"
+        for k, v in sorted(given.items())
+        if k != "profile"
+    )
+    shown = re.sub(r"[^A-Za-z0-9=,.\-_\[\]]", "_", shown)[:80] or "defaults"
+    return f"{shown}--{point_id(spec, given)}"
 
 
 # ---------------------------------------------------------------------------- notebook sweeps
@@ -339,7 +356,7 @@ def run_sweep(
     report = SweepReport(total=len(points))
     now = _Now()
     for given in points:
-        pid = point_id(spec, given)
+        pid = point_folder(spec, given)
         folder = base / pid
         values, _ = spec.resolve(given)
         if (folder / "record.json").exists():
@@ -420,18 +437,82 @@ def collect(folder: Path, metrics: Sequence[str] | None = None):
             problems.append(str(exc))
             continue
         row: dict[str, Any] = {"notebook": rec["notebook"], "point": path.parent.name}
+        row["commit"] = (rec["git"].get("commit") or "")[:12] + ("+dirty" if rec["git"].get("dirty") else "")
+        row["library"] = (rec["library"].get("source_hash") or "")[:12]
+        row["data"] = ",".join(
+            f"{d.get('name')}:{hashlib.sha256(canonical_json(d.get('files') or {}).encode()).hexdigest()[:12]}"
+            for d in rec["data"]
+        )
         row["stand_in"] = ",".join(stand_ins(rec["data"]))  # synthetic data sets used in place of real ones
+        row["results_hash"] = (rec.get("results_hash") or "")[:16]
         for k, v in rec["parameters"].items():
             row[k] = json.dumps(v) if isinstance(v, (list, dict)) else v
         for k, v in rec["metrics"].items():
             if (metrics is None and isinstance(v, (int, float, bool))) or (metrics is not None and k in metrics):
                 row[k] = v
+        for c in rec["claims"]:
+            row[f"{VERDICT_PREFIX}{c['id']}"] = c["verdict"]
         rows.append(row)
     table = pd.DataFrame(rows)
     if len(table):
-        params = [c for c in table.columns if c not in ("notebook", "point", "stand_in") and not c.count(".")]
+        params = parameter_columns(table)
         table = table.sort_values(["notebook", *params], kind="stable").reset_index(drop=True)
     return table, problems
+
+
+#: Prefix of the claim columns of a collected table (``verdict:<claim id>``).
+VERDICT_PREFIX = "verdict:"
+_INFO = ("notebook", "point", "commit", "library", "data", "stand_in", "results_hash")
+
+
+def parameter_columns(table) -> list[str]:
+    """The parameter columns of a collected table (neither provenance, metric nor verdict)."""
+    return [c for c in table.columns if c not in _INFO and "." not in c and not c.startswith(VERDICT_PREFIX)]
+
+
+def summarise(table, over: str = "seed"):
+    """Robustness over the swept ``over`` parameter (seeds): for every combination of the other
+    parameters, each claim's share of points where it is *reproduced*, and each scalar metric's
+    mean with a 95% confidence interval (Student t over the points; none for a single point).
+
+    Returns a DataFrame with columns: the other parameters, ``what`` (``claim`` or ``metric``),
+    ``name``, ``points``, ``value`` (share or mean), ``low``, ``high``.
+    """
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    params = [c for c in parameter_columns(table) if c != over]
+    claims = [c for c in table.columns if c.startswith(VERDICT_PREFIX)]
+    metrics = [
+        c
+        for c in table.columns
+        if c not in _INFO
+        and c not in params
+        and c != over
+        and c not in claims
+        and pd.api.types.is_numeric_dtype(table[c])
+        and "." in c
+    ]
+    rows = []
+    groups = table.groupby(params, dropna=False, sort=True) if params else [((), table)]
+    for key, group in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        base = dict(zip(params, key))
+        for c in claims:
+            verdicts = group[c].dropna()
+            share = float((verdicts == "reproduced").mean()) if len(verdicts) else float("nan")
+            name = c[len(VERDICT_PREFIX) :]
+            rows.append(base | dict(what="claim", name=name, points=len(verdicts), value=share, low=None, high=None))
+        for m in metrics:
+            x = group[m].dropna().to_numpy(dtype=float)
+            mean = float(x.mean()) if len(x) else float("nan")
+            low = high = None
+            if len(x) >= 2:
+                half = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+                low, high = mean - half, mean + half
+            rows.append(base | dict(what="metric", name=m, points=len(x), value=mean, low=low, high=high))
+    return pd.DataFrame(rows)
 
 
 def table_hash(csv_text: str) -> str:
@@ -440,24 +521,30 @@ def table_hash(csv_text: str) -> str:
 
 
 def plot_metric(table, metric: str, by: str, path: Path) -> Path:
-    """Mean of ``metric`` against the swept parameter ``by``, with a 5-95% band over the other
-    parameters (typically seeds). Writes a PNG."""
+    """Mean of ``metric`` against the swept parameter ``by``, with its 95% confidence interval over
+    the points that share a value of ``by`` (typically seeds; Student t). Where a value has one
+    point only, no interval is drawn and the legend says so. Writes a PNG."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     import numpy as np
+    from scipy import stats
 
     if metric not in table.columns or by not in table.columns:
         raise KeyError(f"the table has no column {metric!r} or {by!r}; columns are {list(table.columns)}")
     groups = table.groupby(by)[metric]
     xs = np.array(sorted(groups.groups))
-    mean = groups.mean().reindex(xs).to_numpy()
-    lo = groups.quantile(0.05).reindex(xs).to_numpy()
-    hi = groups.quantile(0.95).reindex(xs).to_numpy()
+    mean = groups.mean().reindex(xs).to_numpy(dtype=float)
+    n = groups.count().reindex(xs).to_numpy()
+    se = (groups.std(ddof=1).reindex(xs).to_numpy(dtype=float)) / np.sqrt(np.maximum(n, 1))
+    half = np.where(n >= 2, stats.t.ppf(0.975, np.maximum(n - 1, 1)) * se, np.nan)
     fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
-    ax.plot(xs, mean, marker="o", label=f"mean of {metric}")
-    ax.fill_between(xs, lo, hi, alpha=0.2, label="5-95% over the other parameters")
+    ax.plot(xs, mean, marker="o", label=f"mean of {metric}" + (f" over {int(n.max())} points" if n.max() > 1 else ""))
+    if np.any(n >= 2):
+        ax.fill_between(xs, mean - half, mean + half, alpha=0.2, label="95% confidence interval of the mean")
+    else:
+        ax.plot([], [], " ", label=f"one point per {by}: no interval")
     ax.set_xlabel(by)
     ax.set_ylabel(metric)
     ax.legend()

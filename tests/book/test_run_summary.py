@@ -3,7 +3,10 @@ paper-scale record, or why they are not compared; a page run with other choices 
 
 from __future__ import annotations
 
+import pytest
+
 from causalbandits_lib.book import paths, records
+from causalbandits_lib.book.cli import main
 from causalbandits_lib.book.notebook import setup_notebook
 from causalbandits_lib.book.verify import run_summary
 from causalbandits_lib.core import checks
@@ -58,3 +61,15 @@ def test_the_page_names_the_choices_that_differ_from_the_record(record_dir):
     assert same.choices_unlike(paper) == {}  # the profile's own T and runs are not counted
     other = setup_notebook(NB, profile="book", arm_means=[0.9, 0.8, 0.5])
     assert other.choices_unlike(paper) == {"arm_means": ([0.9, 0.8, 0.5], paper["parameters"]["arm_means"])}
+
+
+@pytest.mark.notebooks
+def test_run_prints_verdicts_and_renders_a_self_contained_page(tmp_path, capsys):
+    assert main(["run", "primer/01", "--profile", "smoke", "--out", str(tmp_path), "--html", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "claims (smoke profile): " in out and "verdicts not compared" in out
+    page = tmp_path / "primer" / "01_bandits_and_regret.html"
+    assert f"page -> {page}" in out
+    html = page.read_text()
+    assert html.count("data:image/png;base64,") >= 1  # figures embedded, no side files
+    assert "primer.ucb1.below_upper_bound" in html  # the claims table is on the page

@@ -210,3 +210,42 @@ def test_dask_worker_with_two_threads_files_every_record_under_its_point(tmp_pat
     table, problems = collect(tmp_path / "out")
     assert not problems and sorted(table["seed"]) == [0, 1, 2, 3]
     assert {p for p in (paths.notebooks_dir() / "primer").rglob("*")} == before  # nothing in the checkout
+
+
+def test_collect_summary_gives_each_claims_share_and_each_metrics_interval_over_seeds(tmp_path, capsys):
+    from causalbandits_lib.book.cli import main
+    from causalbandits_lib.book.sweep import summarise
+
+    for seed, (value, verdict) in enumerate(
+        [(1.0, "reproduced"), (2.0, "reproduced"), (3.0, "partly"), (4.0, "reproduced")]
+    ):
+        rec = fake_record(
+            parameters={"profile": "smoke", "seed": seed, "T": 10},
+            metrics={"m.x": value},
+            claims=[{"id": "primer.a.b", "statement": "s", "verdict": verdict, "reason": "r", "criterion": "c"}],
+        )
+        records.write_record(rec, tmp_path / "sweep" / f"seed={seed}--{seed:016x}" / "record.json")
+    table, problems = collect(tmp_path / "sweep")
+    assert not problems and list(table["verdict:primer.a.b"]) == ["reproduced", "reproduced", "partly", "reproduced"]
+    assert {"commit", "library", "data", "results_hash"} <= set(table.columns)
+    summary = summarise(table).set_index("name")
+    assert summary.loc["primer.a.b", "value"] == 0.75 and summary.loc["primer.a.b", "points"] == 4
+    # mean 2.5, sd 1.2910, t(0.975, 3) = 3.1824: half-width 3.1824 * 1.2910 / 2 = 2.0543
+    assert summary.loc["m.x", "value"] == 2.5
+    assert summary.loc["m.x", "low"] == pytest.approx(2.5 - 2.0543, abs=1e-3)
+    assert summary.loc["m.x", "high"] == pytest.approx(2.5 + 2.0543, abs=1e-3)
+    assert main(["collect", str(tmp_path / "sweep"), "--summary"]) == 0
+    assert "primer.a.b (T=10): reproduced at 75% of 4 point(s)" in capsys.readouterr().out
+    assert (tmp_path / "sweep" / "collected.summary.csv").is_file()
+
+
+def test_point_folders_are_readable_and_unique():
+    from causalbandits_lib.book.sweep import point_folder
+
+    spec = find_notebook_spec("primer/01_bandits_and_regret")
+    a = point_folder(spec, {"profile": "smoke", "seed": 3, "arm_means": [0.9, 0.5]})
+    b = point_folder(spec, {"profile": "smoke", "seed": 3, "arm_means": [0.9, 0.4]})
+    assert a.startswith("arm_means=[0.9,0.5],seed=3--") and a.endswith(
+        point_id(spec, {"profile": "smoke", "seed": 3, "arm_means": [0.9, 0.5]})
+    )
+    assert a != b and "/" not in a and " " not in a

@@ -25,6 +25,7 @@ def _copy_of_the_book(tmp_path):
     return copy
 
 
+@pytest.mark.notebooks
 @pytest.mark.timeout(600)
 def test_verify_accepts_the_committed_record_and_names_the_metric_an_edit_changes(tmp_path, monkeypatch, capsys):
     copy = _copy_of_the_book(tmp_path)
@@ -43,6 +44,7 @@ def test_verify_accepts_the_committed_record_and_names_the_metric_an_edit_change
     assert "metrics.ucb1.final_regret:" not in out  # only what the edit changed is named
 
 
+@pytest.mark.notebooks
 def test_verify_smoke_checks_that_every_claim_is_still_judged(tmp_path, monkeypatch, capsys):
     copy = _copy_of_the_book(tmp_path)
     monkeypatch.setenv(paths.ROOT_ENV, str(copy))
