@@ -13,7 +13,18 @@ import numpy as np
 
 from ..core.checks import KINDS, VERDICTS, Verdict
 
-__all__ = ["Claim", "format_value", "kind_label", "paper_value_label", "claims_markdown"]
+__all__ = [
+    "Claim",
+    "format_value",
+    "kind_label",
+    "paper_value_label",
+    "short_cell",
+    "verdict_badge",
+    "claim_cell",
+    "statement_cell",
+    "why_cell",
+    "claims_markdown",
+]
 
 _ID = re.compile(r"^[a-z0-9_]+(\.[A-Za-z0-9_\-]+)+$")
 
@@ -163,13 +174,49 @@ def paper_value_label(c: Mapping[str, Any]) -> str:
     return text
 
 
+#: Longest measured value a table cell shows; the record keeps the whole value.
+CELL_CHARS = 220
+
+
+def short_cell(text: str, limit: int = CELL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying where the rest is."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "… (full value in the record)"
+
+
+def verdict_badge(verdict: str) -> str:
+    """A verdict as a coloured badge (styled by ``static/book.css``)."""
+    return f'<span class="verdict verdict-{verdict.replace(" ", "-")}">{verdict}</span>'
+
+
+def claim_cell(c: Mapping[str, Any], link: str | None = None) -> str:
+    """The first cell of a claims table: the id (linked to its section when ``link`` is given) and,
+    below it, the kind and where in the paper."""
+    ident = f"[`{c['id']}`]({link})" if link else f"`{c['id']}`"
+    where = f", {c['source']}" if c.get("source") else ""
+    return f"{ident}<br><small>{kind_label(c)}{where}</small>"
+
+
+def statement_cell(c: Mapping[str, Any]) -> str:
+    """What the paper says, with the value it reports when there is one."""
+    value = paper_value_label(c)
+    return c["statement"] + ("" if value == "—" else f"<br><small>paper: {short_cell(value, 120)}</small>")
+
+
+def why_cell(c: Mapping[str, Any]) -> str:
+    """The verdict's reason, with the rule that decided it folded away."""
+    rule = c.get("criterion")
+    folded = f" <details><summary>rule</summary>{rule}</details>" if rule else ""
+    return f"{c['reason']}{folded}"
+
+
 def claims_markdown(
     claims: list[Mapping[str, Any]],
     page_run: list[Mapping[str, Any]] | None = None,
     page_label: str = "book profile",
 ) -> str:
-    """A Markdown table of claims: id, kind, the paper's statement and value, our measurement, the
-    verdict and its reason.
+    """A Markdown table of claims that fits the page's column: the claim (id, kind, source), what
+    the paper says (with its value), our measurement, the verdict as a badge and its reason (the
+    deciding rule folded away).
 
     ``claims`` are the claims whose verdict the table states. With ``page_run`` (the claims of a
     run below the paper's scale, such as the page's own book-profile execution) the verdict column
@@ -177,25 +224,14 @@ def claims_markdown(
     labelled ``page_label`` (its profile and given parameters), with a difference marked; a claim
     present on one side only says so.
     """
-    head = ["claim", "kind", "paper says", "paper value", "we measured", "verdict", "why"]
     if page_run is None:
+        head = ["claim", "the paper says", "we measured", "verdict", "why"]
         rows = [_row(head), "|" + "---|" * len(head)]
         for c in claims:
-            rows.append(
-                _row(
-                    [
-                        f"`{c['id']}`",
-                        kind_label(c),
-                        c["statement"],
-                        paper_value_label(c),
-                        format_value(c["measured"]),
-                        f"**{c['verdict']}**",
-                        c["reason"],
-                    ]
-                )
-            )
-        return "\n".join(rows)
-    head = ["claim", "kind", "paper says", "paper value", "measured (paper scale)", "verdict (paper scale)", "why"]
+            cells = [claim_cell(c), statement_cell(c), short_cell(format_value(c["measured"]))]
+            rows.append(_row(cells + [verdict_badge(c["verdict"]), why_cell(c)]))
+        return '<div class="claims-table">\n\n' + "\n".join(rows) + "\n\n</div>"
+    head = ["claim", "the paper says", "measured (paper scale)", "verdict (paper scale)", "why"]
     head.append(f"this page's run ({page_label})")
     rows = [_row(head), "|" + "---|" * len(head)]
     here = {c["id"]: c for c in page_run}
@@ -206,15 +242,14 @@ def claims_markdown(
         if mine is None:
             page = "not run on this page"
         elif mine["verdict"] == c["verdict"]:
-            page = f"{mine['verdict']} (same); measured {format_value(mine['measured'])}"
+            page = f"{mine['verdict']} (same); measured {short_cell(format_value(mine['measured']), 120)}"
         else:
-            page = f"**differs: {mine['verdict']}**; measured {format_value(mine['measured'])}"
-        cells = [f"`{c['id']}`", kind_label(c), c["statement"], paper_value_label(c)]
-        cells += [format_value(c["measured"]), f"**{c['verdict']}**", c["reason"], page]
-        rows.append(_row(cells))
+            page = f"**differs: {mine['verdict']}**; measured {short_cell(format_value(mine['measured']), 120)}"
+        cells = [claim_cell(c), statement_cell(c), short_cell(format_value(c["measured"]))]
+        rows.append(_row(cells + [verdict_badge(c["verdict"]), why_cell(c), page]))
     for c in page_run:
         if c["id"] not in seen:
-            cells = [f"`{c['id']}`", kind_label(c), c["statement"], paper_value_label(c)]
-            cells += ["—", "no paper-scale verdict yet", "", f"{c['verdict']}; measured {format_value(c['measured'])}"]
+            cells = [claim_cell(c), statement_cell(c), "—", "no paper-scale verdict yet", ""]
+            cells.append(f"{c['verdict']}; measured {short_cell(format_value(c['measured']), 120)}")
             rows.append(_row(cells))
-    return "\n".join(rows)
+    return '<div class="claims-table">\n\n' + "\n".join(rows) + "\n\n</div>"

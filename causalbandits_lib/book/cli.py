@@ -239,25 +239,20 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
 # ---------------------------------------------------------------------------- report
 def cmd_report(args: argparse.Namespace) -> int:
     from .execution import chapters
-    from .report import SUMMARY_NAME, render_reproducibility, render_summary, write_reproducibility
+    from .report import generated_pages, write_reproducibility
 
     results = Path(args.results) if args.results else paths.paper_results_dir()
     page = Path(args.page) if args.page else paths.book_root() / "book" / "reproducibility.md"
     if args.check:
-        all_chapters = chapters()
-        summary = page.parent / SUMMARY_NAME
-        for path, expected in (
-            (page, render_reproducibility(all_chapters, results, page.parent)),
-            (summary, render_summary(all_chapters, results)),
-        ):
+        for path, expected in generated_pages(chapters(), results, page).items():
             actual = path.read_text(encoding="utf-8") if path.is_file() else ""
             if expected != actual:
                 _err(f"{path} is out of date with the records in {results}; run `causalbandits report`")
                 return EXIT_FAILED
-        print(f"{page} and {summary.name} match the records in {results}")
+        print(f"{page}, the landing page's summary and the chapter summaries match the records in {results}")
         return 0
     path = write_reproducibility(chapters(), results, page)
-    print(f"wrote {path}")
+    print(f"wrote {path}, the landing page's summary and the chapter summaries")
     return 0
 
 

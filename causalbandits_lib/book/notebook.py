@@ -324,7 +324,7 @@ class NotebookRun:
             _display_markdown(self.claims_table())
             # under `causalbandits run` the record is written to a staging folder and moved into place
             # once the execution has been checked: name the place it will be found
-            print(f"record written to {os.environ.get(RECORD_SHOWN_AS_ENV) or self.record_path}")
+            print(f"record written to {_shown_path(Path(os.environ.get(RECORD_SHOWN_AS_ENV) or self.record_path))}")
         return self.record_path
 
     def run_label(self) -> str:
@@ -401,6 +401,15 @@ class NotebookRun:
             for k, v in to_jsonable(dict(self.params)).items()
             if k != "profile" and self.sources.get(k) == "given" and theirs.get(k) != v
         }
+
+
+def _shown_path(path: Path) -> str:
+    """A path as a page shows it: relative to the book's root when it lies inside (no folder of the
+    machine that built the page), else as given (a ``--out`` folder the user chose)."""
+    try:
+        return path.resolve().relative_to(paths.book_root()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 class PaperResults:

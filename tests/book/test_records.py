@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from causalbandits_lib.book import provenance, records
+from causalbandits_lib.book.claims import verdict_badge
 from causalbandits_lib.book.notebook import setup_notebook
 from causalbandits_lib.book.params import ParameterError
 from causalbandits_lib.core import checks
@@ -236,13 +237,14 @@ def test_a_page_below_paper_scale_shows_one_verdict_per_claim(record_dir, monkey
     nb.claim("primer.x.new", "s", checks.check_at_most(1, 2))
     monkeypatch.setattr(NotebookRun, "paper_results", lambda self: PaperResults(rec, record_dir / "p.json"))
     table = nb.claims_table()
-    rows = {line.split(" | ")[0][2:]: line for line in table.splitlines() if line.startswith("| `")}
+    rows = {line.split(" | ")[0][2:].split("<br>")[0]: line for line in table.splitlines() if line.startswith("| `")}
     assert "this page's run (smoke profile, with T=100)" in table
-    assert "**reproduced** |" in rows["`primer.x.moves`"] and "**differs: not reproduced**" in rows["`primer.x.moves`"]
+    badge = verdict_badge("reproduced")
+    assert f"{badge} |" in rows["`primer.x.moves`"] and "**differs: not reproduced**" in rows["`primer.x.moves`"]
     assert "reproduced (same)" in rows["`primer.x.same`"]
     assert "no paper-scale verdict yet" in rows["`primer.x.new`"]
     assert "differs on 1 of 3" in table
-    assert table.count("**reproduced**") == 2  # one verdict column: the paper-scale one
+    assert table.count(badge) == 2  # one verdict column: the paper-scale one
     # at the paper profile, or without a record, the run's own claims are the table
     monkeypatch.setattr(NotebookRun, "paper_results", lambda self: None)
     alone = nb.claims_table()

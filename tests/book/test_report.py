@@ -55,3 +55,30 @@ def test_page_refuses_records_of_another_profile(record_dir, tmp_path):
     _write("book", tmp_path, [("primer.a.exp", checks.check_at_most(1, 2), {"kind": "experiment"})])
     with pytest.raises(RecordError, match="profile is 'book'.*paper-profile records only"):
         render_reproducibility({"primer": load_chapter(paths.book_root() / "notebooks" / "primer")}, tmp_path, tmp_path)
+
+
+def test_chapter_summary_puts_what_did_not_reproduce_first_with_its_cause_and_link(record_dir, tmp_path):
+    from causalbandits_lib.book.report import render_chapter_summary
+
+    yes, no = checks.check_at_most(1, 2), checks.check_at_most(3, 2)
+    _write(
+        "paper",
+        tmp_path,
+        [
+            ("primer.a.exp", yes, {"kind": "experiment", "section": "sec-a"}),
+            ("primer.a.thm", no, {"kind": "theorem", "section": "sec-b"}),
+            ("primer.a.idt", no, {"kind": "identity"}),
+            ("primer.a.mine", yes, {"kind": "experiment", "ours": True}),
+        ],
+    )
+    chapter = load_chapter(paths.book_root() / "notebooks" / "primer")
+    page = render_chapter_summary(chapter, tmp_path)
+    missed = page.index("## What did not reproduce, and why (1)")
+    held = page.index("## What reproduced (1)")
+    assert (
+        missed < held < page.index("## Our own questions and variants") < page.index("## Checks of our implementation")
+    )
+    line = next(x for x in page.splitlines() if "`primer.a.thm`" in x)
+    assert "(../../notebooks/primer/01_bandits_and_regret.md#sec-b)" in line and no.reason.rstrip(".") in line
+    assert page.count("`primer.a.idt`") == 1 and page.count("`primer.a.mine`") == 1
+    assert "| 4 | 1 / 0 / 1 / 0 | 1 / 0 / 0 / 0 | 0 / 0 / 1 / 0 |" in page
