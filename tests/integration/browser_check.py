@@ -3,7 +3,9 @@
 Used by tests/test_browser.py. Each page is served from a loopback HTTP server; every request to
 any other host is aborted and counted as a failure. For each page the checker reports failed
 requests, console errors, images that did not decode, formulas MathJax did not render (raw ``\\(``
-or ``$$`` left in the text) and figures without a caption.
+or ``$$`` left in the text), figures without a caption, claims tables wider than their column at a
+1400 px window, and text that leaks the build machine (an absolute path) or numpy's scalar repr
+(``np.float64(``).
 """
 
 from __future__ import annotations
@@ -72,7 +74,14 @@ PAGE_STATE_JS = """
   });
   const outputImgs = Array.from(main.querySelectorAll('.cell_output img')).map(i => ({
     src: i.getAttribute('src'), inFigure: !!i.closest('figure')}));
-  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs};
+  const overflow = Array.from(main.querySelectorAll('.claims-table table'))
+    .filter(t => t.scrollWidth > t.parentElement.clientWidth + 2)
+    .map(t => `${t.scrollWidth} px in a ${t.parentElement.clientWidth} px column`);
+  const leaks = [];
+  for (const re of [/np\\.(float|int|bool)\\w*\\(/, /(^|[\\s'"(=])\\/(home|tmp|root|work|Users|private)\\/\\S+/]) {
+    const m = text.match(re); if (m) leaks.push(m[0].trim().slice(0, 80));
+  }
+  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, overflow, leaks};
 }
 """
 
@@ -90,7 +99,7 @@ def check_pages(
     screenshots = screenshots or {}
     with serve(html_root) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
 
         def route(r):
             url = urlparse(r.request.url)
@@ -131,6 +140,10 @@ def check_pages(
             for img in state["outputImgs"]:
                 if not img["inFigure"]:
                     found.append(f"notebook figure {img['src']} has no caption (use the mystnb figure option)")
+            for o in state["overflow"]:
+                found.append(f"claims table wider than its column: {o}")
+            for leak in state["leaks"]:
+                found.append(f"text leaks the build machine or a numpy repr: {leak!r}")
             if rel in screenshots:
                 screenshots[rel].parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(screenshots[rel]), full_page=False)

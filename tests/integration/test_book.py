@@ -124,7 +124,8 @@ def test_every_page_renders_offline(built_book):
 
 @pytest.mark.book
 def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
-    """The browser check must fail on a page that loads a script from a CDN or shows a missing image."""
+    """The browser check must fail on a page that loads a script from a CDN, shows a missing image,
+    leaks a machine path or a numpy repr, or has a claims table wider than its column."""
     from .browser_check import check_pages
 
     chromium = _chromium()
@@ -135,10 +136,17 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     broken = html.replace(
         "</head>", '<script src="https://cdn.jsdelivr.net/npm/jquery@3/dist/jquery.min.js"></script></head>', 1
     ).replace('<main id="main-content"', '<img src="missing-figure.png" alt="x"><main id="main-content"', 1)
+    leak = (
+        "<p>record written to /work/main/_build/records/x.json, mean np.float64(23.9)</p>"
+        '<div class="claims-table"><table style="width: 3000px"><tr><td>wide</td></tr></table></div>'
+    )
+    broken = broken.replace("</main>", leak + "</main>", 1)
     assert broken != html
     page.write_text(broken)
     problems = check_pages(site, ["book/notation.html", "book/intro.html"], chromium)["book/notation.html"]
     assert any("cdn.jsdelivr.net" in p for p in problems), problems
     assert any("missing-figure.png" in p for p in problems), problems
+    assert any("np.float64(" in p for p in problems) and any("/work/main/_build" in p for p in problems), problems
+    assert any("claims table wider than its column: 3000 px" in p for p in problems), problems
     # and the untouched page next to it stays clean
     assert check_pages(site, ["book/intro.html"], chromium)["book/intro.html"] == []
