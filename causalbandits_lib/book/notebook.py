@@ -110,6 +110,11 @@ def setup_notebook(notebook_id: str, namespace: dict[str, Any] | None = None, **
     values, sources = spec.resolve(values_in)
     if namespace is not None:
         namespace.update(values)
+    import warnings
+
+    from ..core.datasets import StandInWarning
+
+    warnings.filterwarnings("ignore", category=StandInWarning)  # use_dataset announces it on the page
     run = NotebookRun(spec, values, sources)
     run.show_parameters()
     return run
@@ -273,8 +278,21 @@ class NotebookRun:
         return [n for n in replaced if re.search(rf"\b{re.escape(n)}\b", statement, flags=re.IGNORECASE)]
 
     def use_dataset(self, provenance: Mapping[str, Any]) -> None:
-        """Pin a data set in the record (checksums, whether a stand-in was used)."""
+        """Pin a data set in the record (checksums, whether a stand-in was used). A stand-in is
+        announced on the page as a warning box in the book's words (the library's
+        ``StandInWarning`` is not printed raw in a notebook session)."""
         self.data.append(to_jsonable(dict(provenance)))
+        if provenance.get("stand_in"):
+            import re
+
+            reason = re.sub(r"(?<![\w.])/\S*/", "", str(provenance.get("reason", "")))  # no folder of this machine
+            _display_html(
+                '<div class="admonition warning"><p class="admonition-title">Synthetic stand-in data</p>'
+                f"<p>The real <code>{provenance.get('name')}</code> data set was not used ({reason}). This page "
+                f"runs on {provenance.get('description', 'a synthetic stand-in')}; its claims about that data "
+                "set are <em>not testable here</em>.</p></div>",
+                f"WARNING: synthetic stand-in for {provenance.get('name')} ({reason})",
+            )
 
     @contextlib.contextmanager
     def timed(self, section: str) -> Iterator[None]:
