@@ -343,7 +343,24 @@ class NotebookRun:
             # under `causalbandits run` the record is written to a staging folder and moved into place
             # once the execution has been checked: name the place it will be found
             print(f"record written to {_shown_path(Path(os.environ.get(RECORD_SHOWN_AS_ENV) or self.record_path))}")
+            if not os.environ.get(RECORD_SHOWN_AS_ENV):  # in the book (not a `causalbandits run`)
+                self.show_downloads()
         return self.record_path
+
+    def show_downloads(self) -> None:
+        """Links to this page's evidence in the built site: its executed notebook, its paper-scale
+        record, and its source in the repository (copied there by ``sphinx_downloads``)."""
+        from .sphinx_downloads import download_links
+
+        up = "../" * (len(Path("notebooks", self.chapter, self.spec.name).parts) - 1)
+        links = [
+            f'<a href="{up}{target}" download>{what}</a>'
+            for what, target in download_links(self.chapter, self.spec.name).items()
+        ]
+        _display_html(
+            '<p class="page-evidence">Evidence for this page: ' + " · ".join(links) + "</p>",
+            "downloads: " + ", ".join(download_links(self.chapter, self.spec.name).values()),
+        )
 
     def run_label(self) -> str:
         """How this execution is labelled beside paper-scale verdicts: its profile, and the

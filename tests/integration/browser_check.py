@@ -4,8 +4,8 @@ Used by tests/test_browser.py. Each page is served from a loopback HTTP server; 
 any other host is aborted and counted as a failure. For each page the checker reports failed
 requests, console errors, images that did not decode, formulas MathJax did not render (raw ``\\(``
 or ``$$`` left in the text), figures without a caption, claims tables wider than their column at a
-1400 px window, and text that leaks the build machine (an absolute path) or numpy's scalar repr
-(``np.float64(``).
+1400 px window, download links that do not resolve, and text that leaks the build machine (an
+absolute path) or numpy's scalar repr (``np.float64(``).
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ PAGE_STATE_JS = """
   for (const re of [/np\\.(float|int|bool)\\w*\\(/, /(^|[\\s'"(=])\\/(home|tmp|root|work|Users|private)\\/\\S+/]) {
     const m = text.match(re); if (m) leaks.push(m[0].trim().slice(0, 80));
   }
-  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, overflow, leaks};
+  const downloads = Array.from(document.querySelectorAll('a[href*="_downloads/"]')).map(a => a.href);
+  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, overflow, leaks, downloads};
 }
 """
 
@@ -144,6 +145,10 @@ def check_pages(
                 found.append(f"claims table wider than its column: {o}")
             for leak in state["leaks"]:
                 found.append(f"text leaks the build machine or a numpy repr: {leak!r}")
+            for url in state["downloads"]:
+                status = page.request.get(url).status
+                if status >= 400:
+                    found.append(f"download link does not resolve: {url} (HTTP {status})")
             if rel in screenshots:
                 screenshots[rel].parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(screenshots[rel]), full_page=False)

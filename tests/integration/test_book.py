@@ -41,7 +41,7 @@ def stage_book() -> Path:
     # Links to notebook sections name the MyST source (.md); here the executed .ipynb replaces it.
     for page in (BOOK_SRC / "book").rglob("*.md"):
         text = page.read_text()
-        page.write_text(re.sub(r"(\(\.\./notebooks/[^)#]+)\.md(#|\))", r"\1.ipynb\2", text))
+        page.write_text(re.sub(r"(\((?:\.\./)+notebooks/[^)#]+)\.md(#|\))", r"\1.ipynb\2", text))
     config = yaml.safe_load((BOOK_SRC / "_config.yml").read_text())
     config["execute"]["execute_notebooks"] = "off"
     (BOOK_SRC / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -88,6 +88,9 @@ def test_book_builds_without_warnings(built_book):
         assert 'id="claims"' in page.read_text(), f"{spec.id} has no Claims section"
     assert (built_book / "book" / "reproducibility.html").is_file()
     assert (built_book / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+    for spec in all_notebooks():  # each page's evidence is in the site
+        assert (built_book / "_downloads" / "notebooks" / spec.chapter / f"{spec.name}.ipynb").is_file(), spec.id
+        assert (built_book / "_downloads" / "records" / spec.chapter / f"{spec.name}.json").is_file(), spec.id
 
 
 def _chromium():
@@ -139,6 +142,7 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     leak = (
         "<p>record written to /work/main/_build/records/x.json, mean np.float64(23.9)</p>"
         '<div class="claims-table"><table style="width: 3000px"><tr><td>wide</td></tr></table></div>'
+        '<a href="../_downloads/records/nowhere/missing.json" download>record</a>'
     )
     broken = broken.replace("</main>", leak + "</main>", 1)
     assert broken != html
@@ -148,5 +152,6 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     assert any("missing-figure.png" in p for p in problems), problems
     assert any("np.float64(" in p for p in problems) and any("/work/main/_build" in p for p in problems), problems
     assert any("claims table wider than its column: 3000 px" in p for p in problems), problems
+    assert any("download link does not resolve" in p and "missing.json" in p for p in problems), problems
     # and the untouched page next to it stays clean
     assert check_pages(site, ["book/intro.html"], chromium)["book/intro.html"] == []

@@ -1,0 +1,62 @@
+"""A Sphinx extension of the book: the evidence behind each page, downloadable from the site.
+
+When an HTML build finishes, every committed paper-scale record is copied to
+``_downloads/records/<chapter>/<notebook>.json`` and every executed notebook to
+``_downloads/notebooks/<chapter>/<notebook>.ipynb`` inside the built site, so that the links each
+notebook page shows (:meth:`causalbandits_lib.book.notebook.NotebookRun.finish`) resolve, offline
+too. Registered in ``_config.yml`` (``sphinx.config.extensions``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from . import paths
+
+__all__ = ["setup", "DOWNLOADS", "download_links"]
+
+#: Folder of the downloads inside the built site.
+DOWNLOADS = "_downloads"
+
+
+def download_links(chapter: str, name: str) -> dict[str, str]:
+    """The site-relative paths of a notebook page's downloads."""
+    return {
+        "executed notebook": f"{DOWNLOADS}/notebooks/{chapter}/{name}.ipynb",
+        "paper-scale record": f"{DOWNLOADS}/records/{chapter}/{name}.json",
+    }
+
+
+def _executed_notebook(app, chapter: str, name: str) -> Path | None:
+    """The executed notebook Jupyter Book kept for a page (or the page's own .ipynb source)."""
+    for candidate in (
+        Path(app.outdir).parent / "jupyter_execute" / "notebooks" / chapter / f"{name}.ipynb",
+        Path(app.srcdir) / "notebooks" / chapter / f"{name}.ipynb",
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def copy_downloads(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for docname in app.env.found_docs:
+        parts = docname.split("/")
+        if len(parts) != 3 or parts[0] != "notebooks":
+            continue
+        _, chapter, name = parts
+        links = download_links(chapter, name)
+        record = paths.paper_results_dir() / chapter / f"{name}.json"
+        executed = _executed_notebook(app, chapter, name)
+        for source, target in ((record, links["paper-scale record"]), (executed, links["executed notebook"])):
+            if source is not None and source.is_file():
+                (out / target).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, out / target)
+
+
+def setup(app):
+    app.connect("build-finished", copy_downloads)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
