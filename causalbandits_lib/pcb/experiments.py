@@ -9,6 +9,12 @@
 - :func:`ucb_comparison`: UCB against UCB-PCB on the non-contextual bandit, with
   :func:`arm_bounds` (the per-context bounds averaged over ``P(c)``) and
   :func:`eliminated_arm_pulls` (Lemma 9's count);
+- the studies of the paper's remarks (ours): :func:`alpha_lambda_study` (Figure 4 at other
+  values of LinUCB's open α and λ), :func:`margin_study` (LinUCB-PCB with bounds of a given
+  half-width around the truth: ``N_pcb^-`` and looseness varied, with :func:`symmetric_bounds`),
+  :func:`bias_study` (LinUCB against LinUCB-PCB on models with other levels of selection and
+  confounding); :func:`contexts_seen`, :func:`pulled_arms` and :func:`eliminated_pair_pulls`
+  (Lemma 6's count: pulls of pairs whose upper bound is below the best mean);
 - the checks behind the notebook's claims: :func:`check_lower` (a paired ordering of two
   algorithms' per-run final regrets; the algorithms share contexts and rewards run by run),
   :func:`all_lower` (one algorithm below several) and :func:`combine_parts` (one claim made of
@@ -31,9 +37,18 @@ from ..core.environments import BernoulliBandit, ContextualBernoulliBandit
 from ..core.protocols import Environment, Policy
 from ..core.runner import SimulationResult, simulate
 from ..core.scm import DiscreteSCM
+from ..core.streams import RunStreams, run_indices
 from .algorithms import ClippedUCB, LinUCB, LinUCBConfig
-from .estimators import marginal_bounds
-from .model import N_ARMS, N_CONTEXTS, TABLE1_PRINTED, selected_observed_distribution
+from .estimators import marginal_bounds, n_eliminated, offline_priors
+from .model import (
+    N_ARMS,
+    N_CONTEXTS,
+    TABLE1_PRINTED,
+    conditional_causal_effects,
+    context_probabilities,
+    selected_observed_distribution,
+)
+from .offline import offline_count_tables
 
 __all__ = [
     "linucb_family",
@@ -46,6 +61,13 @@ __all__ = [
     "eliminated_arm_pulls",
     "all_lower",
     "regret_bound_verdict",
+    "contexts_seen",
+    "pulled_arms",
+    "eliminated_pair_pulls",
+    "alpha_lambda_study",
+    "symmetric_bounds",
+    "margin_study",
+    "bias_study",
 ]
 
 
@@ -207,6 +229,164 @@ def eliminated_arm_pulls(regret: np.ndarray, arm_means: np.ndarray, upper: np.nd
     return np.array(
         [sum(np.sum(regret[r] == gaps[a]) for a in np.flatnonzero(eliminated[r])) for r in range(len(regret))]
     )
+
+
+# -- Lemma 6 and the studies of the paper's remarks ----------------------------------------------
+
+
+def contexts_seen(p_context: np.ndarray, means: np.ndarray, T: int, seed: int, n_runs: int) -> np.ndarray:
+    """The contexts of every run and round that :func:`figure4`'s environment shows for ``seed``
+    (replayed from the environment's own named stream, as :func:`~causalbandits_lib.core.runner.simulate`
+    resets it), shape ``(n_runs, T)``."""
+    env = contextual_environment(p_context, means)
+    env.reset(RunStreams(seed, run_indices(n_runs, None)).child("env/"))
+    return np.stack([env.observe(t) for t in range(int(T))], axis=1)
+
+
+def pulled_arms(regret: np.ndarray, contexts: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """The arm pulled in every run and round, read off the per-round regret: in context ``c`` the
+    arm whose gap ``max_a μ_{a,c} - μ_{a,c}`` equals the round's regret.
+
+    Raises
+    ------
+    ValueError
+        If two arms share a gap in some context seen (the arm cannot be read off), or a round's
+        regret matches no arm.
+    """
+    gaps = np.asarray(means).max(axis=0) - np.asarray(means)  # (arm, context)
+    match = np.isclose(gaps[:, contexts], np.asarray(regret)[None], rtol=0.0, atol=1e-12)  # (arm, run, T)
+    n_match = match.sum(axis=0)
+    if np.any(n_match != 1):
+        raise ValueError("the regret does not identify the arm pulled (gaps shared by two arms, or no arm matches)")
+    return match.argmax(axis=0)
+
+
+def eliminated_pair_pulls(arms: np.ndarray, contexts: np.ndarray, upper: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Pulls per run of (arm, context) pairs whose prior upper bound is below the context's best
+    mean, ``U_{a,c} < μ*_c`` (Lemma 6 says they are never pulled).
+
+    Parameters
+    ----------
+    arms, contexts : ndarray, shape (n_runs, T)
+    upper : ndarray, shape (n_runs, n_contexts, n_arms) or (n_contexts, n_arms)
+        Each run's prior upper bounds (``[run, context, arm]``, as the priors hold them).
+    means : ndarray, shape (n_arms, n_contexts)
+    """
+    arms, contexts = np.asarray(arms), np.asarray(contexts)
+    best = np.asarray(means).max(axis=0)  # (context,)
+    up = np.broadcast_to(np.asarray(upper, dtype=float), (arms.shape[0], N_CONTEXTS, N_ARMS))
+    eliminated = up < best[None, :, None]  # (run, context, arm)
+    return eliminated[np.arange(arms.shape[0])[:, None], contexts, arms].sum(axis=1)
+
+
+def alpha_lambda_study(
+    p_context: np.ndarray,
+    means: np.ndarray,
+    features: np.ndarray,
+    priors: Mapping,
+    T: int,
+    seed: int,
+    n_runs: int,
+    settings: Sequence[tuple[float, float]],
+    clip: str = "both",
+) -> dict[tuple[float, float], dict[str, np.ndarray]]:
+    """Figure 4's final regrets at each ``(alpha, lam)`` of ``settings`` (the same runs, contexts
+    and rewards as :func:`figure4`): ``{(alpha, lam): {algorithm: final regret per run}}``."""
+    out = {}
+    for alpha, lam in settings:
+        res = figure4(p_context, means, features, priors, T, seed, n_runs, alpha, lam, clip)
+        out[(float(alpha), float(lam))] = {k: r.final() for k, r in res.items()}
+    return out
+
+
+def symmetric_bounds(means: np.ndarray, half_width: float) -> dict[str, np.ndarray]:
+    """Prior bounds ``[μ - w, μ + w]`` clipped to ``[0, 1]`` around the true means ``μ``
+    (``[arm, context]``), in the ``[context, arm]`` layout of the priors: ``lower``, ``upper``.
+    A pair is eliminated (``U < μ*``) exactly when its gap exceeds ``w``."""
+    if not float(half_width) >= 0:
+        raise ValueError(f"half_width={half_width!r} must be non-negative")
+    mu = np.asarray(means, dtype=float).T
+    return {"lower": np.clip(mu - half_width, 0.0, 1.0), "upper": np.clip(mu + half_width, 0.0, 1.0)}
+
+
+def margin_study(
+    p_context: np.ndarray,
+    means: np.ndarray,
+    features: np.ndarray,
+    half_widths: Sequence[float],
+    T: int,
+    seed: int,
+    n_runs: int,
+    alpha: float,
+    lam: float,
+    clip: str = "both",
+) -> tuple[dict[float, np.ndarray], dict[float, int]]:
+    """LinUCB-PCB with the bounds of :func:`symmetric_bounds` at each half-width (the same runs,
+    contexts and rewards as :func:`figure4`).
+
+    Returns
+    -------
+    final : dict of half-width to the final regret per run
+    n_minus : dict of half-width to ``N_pcb^-``, the pairs the bounds eliminate
+    """
+    config = LinUCBConfig(alpha, lam, clip=clip)
+    final, n_minus = {}, {}
+    for w in half_widths:
+        b = symmetric_bounds(means, w)
+        res = simulate(
+            contextual_environment(p_context, means),
+            LinUCB(features, config, lower=b["lower"], upper=b["upper"]),
+            T,
+            seed,
+            n_runs=n_runs,
+            metrics=("regret",),
+        )
+        final[float(w)] = res.final()
+        n_minus[float(w)] = int(n_eliminated(b["upper"].T, means))
+    return final, n_minus
+
+
+def bias_study(
+    models: Mapping[str, DiscreteSCM],
+    features: np.ndarray,
+    T: int,
+    seed: int,
+    n_runs: int,
+    n_draws: int,
+    alpha: float,
+    lam: float,
+    clip: str,
+    level: float,
+    simultaneous: bool,
+) -> dict[str, dict]:
+    """LinUCB against LinUCB-PCB on each model of ``models`` (e.g. :func:`~.model.compound_bias_model`
+    at several levels of selection and confounding): every run learns its bounds (the sound bound
+    with the Clopper-Pearson margin) from its own offline log of ``n_draws`` units of that model,
+    and faces that model's conditional causal effects as arm means.
+
+    Returns
+    -------
+    dict of model name to ``{"LinUCB": final regrets, "LinUCB-PCB": final regrets,
+    "n_eliminated": pairs eliminated per run, "covered": whether each run's bounds contain all 16
+    truths}``.
+    """
+    out = {}
+    for name, model in models.items():
+        truth = conditional_causal_effects(model)
+        p_context = context_probabilities(model)
+        data = offline_count_tables(model, n_draws, n_runs, seed)
+        priors = offline_priors(data.selected, level, simultaneous)
+        family = linucb_family(features, priors, alpha, lam, clip, one_weight=False)
+        policies = {k: family[k] for k in ("LinUCB", "LinUCB-PCB")}
+        res = compare_policies(lambda: contextual_environment(p_context, truth), policies, T, seed, n_runs)
+        lo, hi = np.swapaxes(priors["lower"], -1, -2), np.swapaxes(priors["upper"], -1, -2)
+        out[name] = {
+            "LinUCB": res["LinUCB"].final(),
+            "LinUCB-PCB": res["LinUCB-PCB"].final(),
+            "n_eliminated": n_eliminated(hi, truth),
+            "covered": ((lo <= truth) & (truth <= hi)).all(axis=(-2, -1)),
+        }
+    return out
 
 
 # -- the checks behind the claims ----------------------------------------------------------------

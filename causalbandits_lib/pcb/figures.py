@@ -7,7 +7,8 @@
   :func:`table1_fit`: the printed Table 1 against its recomputations (notebook ``pcb/03``);
 - :func:`regret_bands`, :func:`final_regret_histograms`, :func:`regret_against_bound` and
   :func:`regret_with_bounds`: Figure 4, the spread of final regrets and the regret bounds of
-  Theorems 5 and 8 (notebook ``pcb/04``).
+  Theorems 5 and 8 (notebook ``pcb/04``); :func:`regret_against_margin`: LinUCB-PCB's final
+  regret against the half-width of its prior bounds (notebook ``pcb/04``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "coverage_per_cell",
     "draw_cell_intervals",
     "table1_fit",
+    "regret_against_margin",
     "regret_bands",
     "final_regret_histograms",
     "regret_against_bound",
@@ -246,4 +248,24 @@ def regret_with_bounds(results: Mapping, bounds: Sequence[np.ndarray]):
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret")
     ax.legend(fontsize=8)
+    return fig
+
+
+def regret_against_margin(final: Mapping[float, np.ndarray], n_minus: Mapping[float, int], baseline: np.ndarray):
+    """LinUCB-PCB's mean final regret (± 2 standard errors over runs) against the half-width ``w``
+    of bounds ``[μ - w, μ + w]``, each point labelled with ``N_pcb^-``; LinUCB's as a line."""
+    w = np.array(list(final))
+    mean = np.array([v.mean() for v in final.values()])
+    se = np.array([v.std(ddof=1) / np.sqrt(len(v)) for v in final.values()])
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
+    ax.errorbar(w, mean, yerr=2 * se, marker="o", capsize=3, label="LinUCB-PCB, bounds [μ - w, μ + w]")
+    for x, y, k in zip(w, mean, n_minus.values()):
+        ax.annotate(f"N⁻={k}", (x, y), textcoords="offset points", xytext=(4, 6), fontsize=7)
+    b, bse = baseline.mean(), baseline.std(ddof=1) / np.sqrt(len(baseline))
+    ax.axhline(b, color="0.3", ls="--", label="LinUCB (no bounds)")
+    ax.axhspan(b - 2 * bse, b + 2 * bse, color="0.8", alpha=0.5)
+    ax.set_xscale("log")
+    ax.set_xlabel("half-width w of the prior bounds")
+    ax.set_ylabel("final regret (mean ± 2 se)")
+    ax.legend(fontsize=7)
     return fig

@@ -50,6 +50,10 @@ __all__ = [
     "fig2_model",
     "table2_model",
     "exchange_counterexample_model",
+    "compound_bias_model",
+    "without_hidden_reward_edge",
+    "exchange_rule_gap",
+    "interventional_context_probabilities",
     "arm_bits",
     "context_bits",
     "table1_index",
@@ -218,6 +222,59 @@ def exchange_counterexample_model() -> DiscreteSCM:
     return fig2_model(**tables, name="same graph, exchange counterexample")
 
 
+def compound_bias_model(p_s_i1_0: float = 0.1, confounding: float = 1.0) -> DiscreteSCM:
+    """Table 2 with the two biases turned up or down (our family, for "resistant to different
+    levels of compound bias").
+
+    - selection: ``P(S=1 | I1=0) = p_s_i1_0`` with ``P(S=1 | I1=1) = 0.8`` kept (Table 2: 0.1;
+      0.8 means no selection bias);
+    - confounding: the hidden ``C1`` enters ``P(I1=1 | x1, c1) = (x1 + κ·c1)/4 + 0.3`` and
+      ``P(Y=1 | c1, u1, x2, i1) = (κ·c1 + u1 + x2 + i1)/6 + 0.1`` with weight ``κ = confounding``
+      (Table 2: 1; 0 removes the hidden confounder's effect). ``κ`` must lie in ``[0, 1.6]`` so that
+      the tables stay probabilities.
+    """
+    if not 0.0 < float(p_s_i1_0) <= 1.0:
+        raise ValueError(f"p_s_i1_0={p_s_i1_0!r} must lie in (0, 1]")
+    if not 0.0 <= float(confounding) <= 1.6:
+        raise ValueError(f"confounding={confounding!r} must lie in [0, 1.6]")
+    k = float(confounding)
+    b = np.arange(2.0)
+    c1, u1, x2, i1 = np.meshgrid(b, b, b, b, indexing="ij")
+    tables = _table2_tables()
+    tables["p_i1"] = (b[:, None] + k * b[None, :]) / 4 + 0.3
+    tables["p_y"] = (k * c1 + u1 + x2 + i1) / 6 + 0.1
+    tables["p_s"] = [float(p_s_i1_0), 0.8]
+    return fig2_model(**tables, name=f"Table 2, P(S=1|I1=0)={p_s_i1_0:g}, confounding {k:g}")
+
+
+def without_hidden_reward_edge() -> DiscreteSCM:
+    """Table 2 with the edge ``C1 -> Y`` removed (ours, for Lemma 1): ``P(Y=1 | u1, x2, i1)`` is
+    Table 2's averaged over ``C1`` (``(0.5 + u1 + x2 + i1)/6 + 0.1``); every other table is
+    Table 2's. On this graph the exchange condition ``(Y, C ⊥ I1, S | X)`` in ``G_{X̄ I1̲}`` holds."""
+    base = table2_model()
+    b = np.arange(2.0)
+    u1, x2, i1 = np.meshgrid(b, b, b, indexing="ij")
+    mechanisms = {n: (base.mechanisms[n].parents, base.mechanisms[n].table) for n in NODES if n != OUTCOME}
+    mechanisms[OUTCOME] = (("U1", "X2", "I1"), _bern((0.5 + u1 + x2 + i1) / 6 + 0.1))
+    return DiscreteSCM({n: (0, 1) for n in NODES}, mechanisms, name="Table 2 without C1 -> Y")
+
+
+def exchange_rule_gap(model: DiscreteSCM) -> float:
+    """The largest violation of Lemma 1's equality with ``W = {I1}`` and ``Z = C`` (eq. 9):
+    ``max |P(Y=1 | do(x), do(i1), c, S=1) - P(Y=1 | do(x), i1, c, S=1)|`` over arms, contexts and
+    ``i1`` (exact)."""
+    gap = 0.0
+    for a in range(N_ARMS):
+        do_x = dict(zip(ARM, arm_bits(a)))
+        for c in range(N_CONTEXTS):
+            ctx = dict(zip(CONTEXT, context_bits(c)))
+            for i1 in (0, 1):
+                acted = model.expectation(OUTCOME, evidence={**ctx, SELECTION: 1}, do={**do_x, INTERMEDIATE: i1})
+                seen = model.expectation(OUTCOME, evidence={**ctx, INTERMEDIATE: i1, SELECTION: 1}, do=do_x)
+                gap = max(gap, abs(acted - seen))
+    return gap
+
+
 def arm_bits(a: int) -> tuple[int, int]:
     """``(x1, x2)`` of arm ``a``."""
     if not 0 <= int(a) < N_ARMS:
@@ -330,6 +387,12 @@ def interventional_arm_means(model: DiscreteSCM) -> np.ndarray:
 def context_probabilities(model: DiscreteSCM) -> np.ndarray:
     """``P(C = c)`` in the population (before selection), shape ``(4,)``."""
     return model.query(list(CONTEXT)).reshape(-1)
+
+
+def interventional_context_probabilities(model: DiscreteSCM) -> np.ndarray:
+    """``P_x(c) = P(C = c | do(x_a))`` for every arm, shape ``(4, 4)`` indexed ``[arm, context]``
+    (exact; eq. 6 uses ``P_x(c) = P(c)`` because the context is not a descendant of the arm)."""
+    return np.array([model.query(list(CONTEXT), do=dict(zip(ARM, arm_bits(a)))).reshape(-1) for a in range(N_ARMS)])
 
 
 def selected_observed_distribution(model: DiscreteSCM) -> np.ndarray:

@@ -132,3 +132,99 @@ def test_claim_checks_pair_runs_and_test_bounds_only_where_informative():
     assert ok.verdict == "reproduced"
     bad = regret_bound_verdict(curves, lambda h: 0.01 * h, 0.2, "regret")
     assert bad.verdict == "not reproduced"
+
+
+class _Recorder:
+    """Keeps the contexts and actions a simulation sees (to check the replay helpers against)."""
+
+    name = "seen"
+
+    def start(self, T, runs):
+        self.ctx, self.act = [], []
+
+    def before_decision(self, t, context, policy):
+        pass
+
+    def after_round(self, t, context, actions, feedback, policy):
+        self.ctx.append(np.array(context))
+        self.act.append(np.array(actions))
+
+    def result(self):
+        return np.stack(self.ctx, 1), np.stack(self.act, 1)
+
+
+def test_contexts_and_arms_read_back_match_the_simulation(table2, truth, priors):
+    pc = M.context_probabilities(table2)
+    f = A.arm_context_features()
+    pol = A.LinUCB(f, A.LinUCBConfig(1.0, 1.0, clip="upper"), lower=priors["lower"], upper=priors["upper"])
+    res = simulate(
+        X.contextual_environment(pc, truth),
+        pol,
+        300,
+        5,
+        n_runs=N_RUNS,
+        metrics=("regret",),
+        recorders=[_Recorder()],
+        backend="numpy",
+    )
+    ctx, act = res.recorded["seen"]
+    seen = X.contexts_seen(pc, truth, 300, 5, N_RUNS)
+    assert np.array_equal(seen, ctx)
+    arms = X.pulled_arms(res["regret"], seen, truth)
+    assert np.array_equal(arms, act)
+    # Lemma 6's count, by brute force over rounds
+    best = truth.max(axis=0)
+    brute = [sum(priors["upper"][r, ctx[r, t], act[r, t]] < best[ctx[r, t]] for t in range(300)) for r in range(N_RUNS)]
+    assert X.eliminated_pair_pulls(arms, seen, priors["upper"], truth).tolist() == brute
+    with pytest.raises(ValueError, match="identify"):
+        X.pulled_arms(res["regret"] + 0.5, seen, truth)
+
+
+def test_symmetric_bounds_eliminate_exactly_the_gaps_above_the_half_width(truth):
+    gaps = np.sort(np.unique(np.round(truth.max(axis=0) - truth, 12)))[1:]  # 1/24, 1/6, 5/24
+    for w, expected in ((0.01, 12), ((gaps[0] + gaps[1]) / 2, 8), ((gaps[1] + gaps[2]) / 2, 4), (0.3, 0), (1.0, 0)):
+        b = X.symmetric_bounds(truth, w)
+        assert b["upper"].shape == (4, 4) and np.all(b["lower"] <= truth.T) and np.all(truth.T <= b["upper"])
+        assert np.all((b["lower"] >= 0) & (b["upper"] <= 1))
+        assert E.n_eliminated(b["upper"].T, truth) == expected
+    with pytest.raises(ValueError):
+        X.symmetric_bounds(truth, -0.1)
+
+
+def test_margin_study_tight_bounds_leave_no_regret_and_share_runs_with_figure4(table2, truth, priors):
+    pc = M.context_probabilities(table2)
+    f = A.arm_context_features()
+    final, n_minus = X.margin_study(pc, truth, f, [0.01, 1.0], 400, 3, N_RUNS, 1.0, 1.0, "both")
+    assert n_minus == {0.01: 12, 1.0: 0}
+    assert np.all(final[0.01] == 0)  # every suboptimal pair eliminated and floored out: no regret
+    # w = 1 is the bounds [0, 1]: the same runs as LinUCB-PCB with those bounds in figure4's family
+    ones = {"lower": np.zeros((4, 4)), "upper": np.ones((4, 4))}
+    direct = simulate(
+        X.contextual_environment(pc, truth),
+        A.LinUCB(f, A.LinUCBConfig(1.0, 1.0, clip="both"), **ones),
+        400,
+        3,
+        n_runs=N_RUNS,
+        metrics=("regret",),
+    )
+    assert np.array_equal(direct.final(), final[1.0])
+
+
+def test_alpha_lambda_study_and_bias_study_shapes(table2, truth, priors):
+    pc = M.context_probabilities(table2)
+    f = A.arm_context_features()
+    out = X.alpha_lambda_study(pc, truth, f, priors, 200, 0, N_RUNS, [(0.3, 1.0), (1.0, 5.0)])
+    assert list(out) == [(0.3, 1.0), (1.0, 5.0)]
+    ref = X.figure4(pc, truth, f, priors, 200, 0, N_RUNS, 0.3, 1.0)
+    assert all(np.array_equal(out[(0.3, 1.0)][k], r.final()) for k, r in ref.items())
+    models = {"table2": table2, "strong": M.compound_bias_model(0.01, 1.5)}
+    bias = X.bias_study(models, f, 200, 0, N_RUNS, 5_000, 1.0, 1.0, "both", 0.95, True)
+    assert set(bias) == {"table2", "strong"}
+    for r in bias.values():
+        assert r["LinUCB"].shape == r["LinUCB-PCB"].shape == (N_RUNS,)
+        assert r["n_eliminated"].shape == r["covered"].shape == (N_RUNS,)
+    # the Table 2 level reuses the runs' own logs: LinUCB equals figure4's LinUCB on priors from the same seed
+    p5 = E.offline_priors(O.offline_count_tables(table2, 5_000, N_RUNS, seed=0).selected, 0.95)
+    ref5 = X.figure4(pc, truth, f, p5, 200, 0, N_RUNS, 1.0, 1.0, one_weight=False)
+    assert np.array_equal(bias["table2"]["LinUCB-PCB"], ref5["LinUCB-PCB"].final())
+    assert np.array_equal(bias["table2"]["LinUCB"], ref5["LinUCB"].final())

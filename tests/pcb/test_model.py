@@ -63,3 +63,35 @@ def test_table1_index_order():
     assert [M.table1_index(a, c) for a in range(4) for c in range(4)] == list(range(1, 17))
     with pytest.raises(ValueError, match="arm 4"):
         M.table1_index(4, 0)
+
+
+def test_compound_bias_model_reduces_to_table2_and_moves_the_biases(table2, truth):
+    same = M.compound_bias_model(0.1, 1.0)
+    assert np.array_equal(M.selected_observed_distribution(same), M.selected_observed_distribution(table2))
+    assert np.allclose(M.conditional_causal_effects(same), truth, atol=1e-12)
+    # no selection bias: P(S=1 | I1) constant, so the log's P(y | x, c) equals the population's
+    flat = M.compound_bias_model(0.8, 1.0)
+    assert np.allclose(M.conditional_table(flat, True)["p_y"], M.conditional_table(flat, False)["p_y"], atol=1e-12)
+    # stronger selection keeps fewer I1 = 0 rows
+    p_i1 = [M.conditional_table(M.compound_bias_model(s, 1.0), True)["p_i1"].min() for s in (0.8, 0.1, 0.01)]
+    assert p_i1[0] < p_i1[1] < p_i1[2]
+    # kappa = 0: the hidden C1 has no effect, Y and I1 do not depend on it
+    m0 = M.compound_bias_model(0.1, 0.0)
+    tbl = m0.mechanisms["Y"].table
+    assert np.allclose(tbl[0], tbl[1])
+    with pytest.raises(ValueError, match="confounding"):
+        M.compound_bias_model(0.1, 2.0)
+    with pytest.raises(ValueError, match="p_s_i1_0"):
+        M.compound_bias_model(0.0, 1.0)
+
+
+def test_px_c_equals_p_c_and_the_exchange_rule(table2):
+    px = M.interventional_context_probabilities(table2)
+    assert px.shape == (4, 4)
+    assert np.allclose(px, M.context_probabilities(table2)[None, :], atol=1e-12)
+    # Lemma 1's equality holds where the hidden path C1 -> Y is cut, and fails on Table 2 and the counterexample
+    assert M.exchange_rule_gap(M.without_hidden_reward_edge()) < 1e-12
+    assert M.exchange_rule_gap(table2) > 0.01
+    assert M.exchange_rule_gap(M.exchange_counterexample_model()) > 0.1
+    cut = M.without_hidden_reward_edge()
+    assert ("C1", "Y") not in cut.graph.edges and ("C1", "I1") in cut.graph.edges
