@@ -75,7 +75,15 @@ __all__ = [
     "paired_comparisons",
     "tau_key",
     "markdown_table",
+    "FALLBACK_RULES",
+    "fallback_rules",
+    "mean_se_text",
+    "by_fallback",
 ]
+
+#: F-UCB's moves when no arm is certified fair (the paper is silent): the arm of smallest
+#: ``UCB_Δ`` (ours) and D-UCB's unconstrained choice; the notebooks run both side by side.
+FALLBACK_RULES: tuple[str, ...] = ("min_ucb_delta", "unconstrained")
 
 #: The F-UCB variants shown side by side: the algorithm as printed, and our two repairs.
 FUCB_VARIANTS: dict[str, dict] = {
@@ -94,6 +102,29 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def fallback_rules(chosen: str) -> tuple[str, ...]:
+    """The fallback rules to run, the ``chosen`` one (whose verdicts are recorded) first."""
+    if chosen not in FALLBACK_RULES:
+        raise ValueError(f"fallback={chosen!r} is not one of {FALLBACK_RULES}")
+    return (chosen, *(r for r in FALLBACK_RULES if r != chosen))
+
+
+def mean_se_text(samples, digits: int = 1) -> str:
+    """``"566.0 ± 92.4"``: the mean over runs and its standard error, for a table cell."""
+    mean, se = checks.mean_se(samples)
+    return f"{mean:,.{digits}f} ± {se:,.{digits}f}"
+
+
+def by_fallback(verdicts: Mapping[str, checks.Verdict], chosen: str) -> checks.Verdict:
+    """The verdict under the ``chosen`` fallback rule, with how it moves under the others
+    (:func:`~causalbandits_lib.core.checks.with_sensitivity`); ``verdicts`` maps every rule run
+    to its verdict."""
+    if chosen not in verdicts:
+        raise ValueError(f"no verdict for the chosen fallback {chosen!r}; have {sorted(verdicts)}")
+    others = {rule: v for rule, v in verdicts.items() if rule != chosen}
+    return checks.with_sensitivity(verdicts[chosen], "fallback", chosen, others)
 
 
 def tau_key(tau: float) -> str:

@@ -6,13 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from causalbandits_lib.core import checks
 from causalbandits_lib.fucb.algorithms import DecomposedUCB, FairUCB
 from causalbandits_lib.fucb.experiments import (
+    FALLBACK_RULES,
     FUCB_VARIANTS,
     adult_setup_from_users,
+    by_fallback,
     email_setup,
+    fallback_rules,
     make_policy,
     markdown_table,
+    mean_se_text,
     offline_estimation_error,
     paired_comparisons,
     tau_key,
@@ -92,3 +97,28 @@ def test_paired_comparisons_judge_each_pair_on_its_differences():
     assert paired_comparisons(vals, [("b", "a"), ("a", "d")]).verdict == "not reproduced"
     with pytest.raises(ValueError, match="at least one pair"):
         paired_comparisons(vals, [])
+
+
+def test_fallback_rules_put_the_chosen_rule_first():
+    assert fallback_rules("unconstrained") == ("unconstrained", "min_ucb_delta")
+    assert fallback_rules("min_ucb_delta")[0] == "min_ucb_delta" and set(fallback_rules("min_ucb_delta")) == set(
+        FALLBACK_RULES
+    )
+    with pytest.raises(ValueError, match="fallback"):
+        fallback_rules("safe")
+
+
+def test_by_fallback_keeps_the_chosen_verdict_and_names_the_dependence():
+    yes, no = checks.check_at_most(0, 1), checks.check_at_most(2, 1)
+    v = by_fallback({"min_ucb_delta": no, "unconstrained": yes}, "min_ucb_delta")
+    assert v.verdict == "not reproduced" and "depends on our choice of fallback" in v.reason
+    assert v.details["sensitive_to"]["fallback"] == {"min_ucb_delta": "not reproduced", "unconstrained": "reproduced"}
+    same = by_fallback({"min_ucb_delta": yes, "unconstrained": yes}, "unconstrained")
+    assert same.verdict == "reproduced" and "depends" not in same.reason
+    with pytest.raises(ValueError, match="chosen fallback"):
+        by_fallback({"unconstrained": yes}, "min_ucb_delta")
+
+
+def test_mean_se_text_shows_the_standard_error():
+    assert mean_se_text([1.0, 3.0]) == "2.0 ± 1.0"
+    assert mean_se_text([10, 10, 13], 0) == "11 ± 1"
