@@ -384,3 +384,19 @@ def table2_figure(
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
+
+
+def tradeoff_figure(taus: Sequence[float], regret: Mapping[str, np.ndarray], unfair: Mapping[str, np.ndarray]):
+    """Regret (left) and unfair decisions under the true Δ (right) against τ, one line per algorithm:
+    ``regret[name]`` and ``unfair[name]`` have shape ``(len(taus), n_runs)``; mean over runs with
+    two standard errors (notebook ``fucb/04``, the interaction variant)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    for ax, values, label in ((axes[0], regret, "cumulative regret at T"), (axes[1], unfair, "unfair decisions (true Δ)")):
+        for name, v in values.items():
+            v = np.asarray(v, dtype=float)
+            se = v.std(axis=1, ddof=1) / np.sqrt(v.shape[1]) if v.shape[1] > 1 else np.zeros(len(taus))
+            ax.errorbar(taus, v.mean(axis=1), yerr=2 * se, marker="o", capsize=3, label=name)
+        ax.set_xlabel("fairness threshold τ")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=8)
+    return fig
