@@ -391,7 +391,10 @@ def tradeoff_figure(taus: Sequence[float], regret: Mapping[str, np.ndarray], unf
     ``regret[name]`` and ``unfair[name]`` have shape ``(len(taus), n_runs)``; mean over runs with
     two standard errors (notebook ``fucb/04``, the interaction variant)."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
-    for ax, values, label in ((axes[0], regret, "cumulative regret at T"), (axes[1], unfair, "unfair decisions (true Δ)")):
+    for ax, values, label in (
+        (axes[0], regret, "cumulative regret at T"),
+        (axes[1], unfair, "unfair decisions (true Δ)"),
+    ):
         for name, v in values.items():
             v = np.asarray(v, dtype=float)
             se = v.std(axis=1, ddof=1) / np.sqrt(v.shape[1]) if v.shape[1] > 1 else np.zeros(len(taus))

@@ -122,3 +122,23 @@ def test_by_fallback_keeps_the_chosen_verdict_and_names_the_dependence():
 def test_mean_se_text_shows_the_standard_error():
     assert mean_se_text([1.0, 3.0]) == "2.0 ± 1.0"
     assert mean_se_text([10, 10, 13], 0) == "11 ± 1"
+
+
+def test_eq1_a_stochastic_policys_value_is_the_mixture_of_arm_means(email):
+    from causalbandits_lib.fucb.experiments import policy_value_two_ways, random_chain_policy
+
+    env = email.env
+    mixture, soft = policy_value_two_ways(env, random_chain_policy(env, np.random.default_rng(3)))
+    np.testing.assert_allclose(mixture, soft, atol=1e-12)
+    # a deterministic policy (always the arm of codes 0, 0, 0) gives that arm's mean in every context
+    one_hot = {}
+    for i, node in enumerate(env.arm_nodes):
+        parents = (*env.context_nodes, *env.arm_nodes[:i])
+        table = np.zeros(tuple(env.model.card(p) for p in parents) + (env.model.card(node),))
+        table[..., 0] = 1.0
+        one_hot[node] = (parents, table)
+    mixture, soft = policy_value_two_ways(env, one_hot)
+    np.testing.assert_allclose(mixture, env.means[:, 0], atol=1e-12)
+    np.testing.assert_allclose(soft, env.means[:, 0], atol=1e-12)
+    with pytest.raises(ValueError, match="parents"):
+        policy_value_two_ways(env, {n: ((), t) for n, (_, t) in one_hot.items()})

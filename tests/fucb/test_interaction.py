@@ -24,6 +24,9 @@ def test_means_and_discrepancy_follow_the_tables():
 
 def test_a_smaller_threshold_costs_regret_with_the_true_delta():
     env, dec = interaction_bandit()
-    final = {tau: simulate(env, TrueDeltaFairUCB(dec, env.discrepancy, tau), 1500, 0, n_runs=3).final().mean() for tau in (0.1, 0.3)}
+    final = {
+        tau: simulate(env, TrueDeltaFairUCB(dec, env.discrepancy, tau), 1500, 0, n_runs=3).final().mean()
+        for tau in (0.1, 0.3)
+    }
     free = simulate(env, DecomposedUCB(dec), 1500, 0, n_runs=3).final().mean()
     assert final[0.1] > final[0.3] > free

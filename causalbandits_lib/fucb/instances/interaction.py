@@ -40,7 +40,9 @@ def interaction_bandit(
     ``discrepancy`` is the exact ``Δ(x, a) = gamma[a]`` (Eq. 8)."""
     base, gamma = np.asarray(base, dtype=float), np.asarray(gamma, dtype=float)
     if base.ndim != 1 or base.shape != gamma.shape or base.size < 2:
-        raise ValueError(f"base and gamma must be equal-length lists of two or more numbers, got {base.tolist()}, {gamma.tolist()}")
+        raise ValueError(
+            f"base and gamma must be equal-length lists of two or more numbers, got {base.tolist()}, {gamma.tolist()}"
+        )
     p1 = base[None, None, :] + np.arange(2)[:, None, None] * gamma[None, None, :] + shift * np.arange(2)[None, :, None]
     if np.any(p1 < 0) or np.any(p1 > 1):
         raise ValueError(f"base + gamma + shift must stay in [0, 1]; got P(Z=1) from {p1.min():.3g} to {p1.max():.3g}")
