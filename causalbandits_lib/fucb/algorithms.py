@@ -47,6 +47,7 @@ __all__ = [
     "FairUCBConfig",
     "DecomposedUCB",
     "FairUCB",
+    "TrueDeltaFairUCB",
     "FairLinUCB",
     "linear_features",
     "FALLBACKS",
@@ -475,6 +476,39 @@ class FairUCB(DecomposedUCB):
 
     def diagnostics(self) -> dict[str, np.ndarray]:
         return self.last_diagnostics
+
+
+class TrueDeltaFairUCB(DecomposedUCB):
+    """F-UCB with the model's true discrepancy (ours, a reference, not the paper's algorithm):
+    D-UCB among the arms with ``|Δ(x_t, a)| <= tau``, where ``discrepancy[x, a]`` is exact; when no
+    arm qualifies, D-UCB among the arms of smallest ``|Δ(x_t, a)|``. It shows what the fairness
+    constraint itself costs, with no estimation of Δ."""
+
+    def __init__(
+        self,
+        dec: CellDecomposition,
+        discrepancy: np.ndarray,
+        tau: float,
+        config: DecomposedUCBConfig | None = None,
+        *,
+        name: str = "F-UCB (true Δ)",
+        **knobs,
+    ):
+        super().__init__(dec, config, name=name, **knobs)
+        disc = np.abs(np.asarray(discrepancy, dtype=float))
+        if disc.shape != dec.probs.shape[:2]:
+            raise ValueError(
+                f"discrepancy must have shape (n_contexts, n_arms) = {dec.probs.shape[:2]}, got {disc.shape}"
+            )
+        self.tau = _positive("tau", tau)
+        fair = disc <= self.tau
+        lowest = disc <= disc.min(axis=1, keepdims=True)
+        #: the arms allowed in each context: the fair ones, else those of smallest |Δ|
+        self.allowed = np.where(fair.any(axis=1, keepdims=True), fair, lowest)
+
+    def select(self, t: int, context: np.ndarray) -> np.ndarray:
+        ucb = self.arm_ucb(t, context)
+        return argmax_ties(np.where(self.allowed[context], ucb, -np.inf), self._tie_noise(t))
 
 
 def linear_features(context_features: np.ndarray, arm_features: np.ndarray, bias: bool = True) -> np.ndarray:

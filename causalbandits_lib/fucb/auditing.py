@@ -19,7 +19,7 @@ from ..core.runner import SimulationResult
 from ..core.streams import RunStreams
 from .algorithms import cell_radius, log_inv_delta, running_means
 
-__all__ = ["FairnessAuditor", "Audited", "UNFAIR_DEFINITIONS", "unfair_counts"]
+__all__ = ["FairnessAuditor", "Audited", "UNFAIR_DEFINITIONS", "unfair_counts", "radius_coverage"]
 
 #: Definitions of an unfair decision at level τ (the paper gives none):
 #: ``auditor_paper``: Δ̂ + radius of Eq. 12 as printed > τ, computed by the shared auditor from the
@@ -111,3 +111,21 @@ def unfair_counts(result: SimulationResult, taus: Sequence[float], definition: s
     else:
         score = result["audit_delta_hat"] + result["audit_radius_" + definition.split("_")[1]]
     return np.stack([(score > float(tau)).sum(axis=1) for tau in taus])
+
+
+def radius_coverage(result: SimulationResult, radius: str, bands: Sequence[tuple[int, int]]) -> np.ndarray:
+    """How often the audited confidence interval ``[Δ̂ - radius, Δ̂ + radius]`` of the chosen arm
+    contains its true ``|Δ|``: the share of rounds ``t`` with ``lo <= t < hi`` (rounds counted from 1)
+    in which it does, per band ``(lo, hi)`` and run, shape ``(len(bands), n_runs)``. ``radius`` is
+    ``"paper"`` (Eq. 12 as printed) or ``"diff"`` (propagated)."""
+    if radius not in ("paper", "diff"):
+        raise ValueError(f"radius={radius!r} is not allowed; use 'paper' or 'diff'")
+    covered = np.abs(result["audit_delta_hat"] - np.abs(result["discrepancy"])) <= result["audit_radius_" + radius]
+    T = covered.shape[1]
+    out = []
+    for lo, hi in bands:
+        lo, hi = int(lo), min(int(hi), T + 1)
+        if not 1 <= lo < hi:
+            raise ValueError(f"band ({lo}, {hi}) must satisfy 1 <= lo < hi <= T + 1 = {T + 1}")
+        out.append(covered[:, lo - 1 : hi - 1].mean(axis=1))
+    return np.stack(out)

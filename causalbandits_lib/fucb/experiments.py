@@ -75,7 +75,17 @@ __all__ = [
     "paired_comparisons",
     "tau_key",
     "markdown_table",
+    "FALLBACK_RULES",
+    "fallback_rules",
+    "mean_se_text",
+    "by_fallback",
+    "random_chain_policy",
+    "policy_value_two_ways",
 ]
+
+#: F-UCB's moves when no arm is certified fair (the paper is silent): the arm of smallest
+#: ``UCB_Δ`` (ours) and D-UCB's unconstrained choice; the notebooks run both side by side.
+FALLBACK_RULES: tuple[str, ...] = ("min_ucb_delta", "unconstrained")
 
 #: The F-UCB variants shown side by side: the algorithm as printed, and our two repairs.
 FUCB_VARIANTS: dict[str, dict] = {
@@ -94,6 +104,29 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def fallback_rules(chosen: str) -> tuple[str, ...]:
+    """The fallback rules to run, the ``chosen`` one (whose verdicts are recorded) first."""
+    if chosen not in FALLBACK_RULES:
+        raise ValueError(f"fallback={chosen!r} is not one of {FALLBACK_RULES}")
+    return (chosen, *(r for r in FALLBACK_RULES if r != chosen))
+
+
+def mean_se_text(samples, digits: int = 1) -> str:
+    """``"566.0 ± 92.4"``: the mean over runs and its standard error, for a table cell."""
+    mean, se = checks.mean_se(samples)
+    return f"{mean:,.{digits}f} ± {se:,.{digits}f}"
+
+
+def by_fallback(verdicts: Mapping[str, checks.Verdict], chosen: str) -> checks.Verdict:
+    """The verdict under the ``chosen`` fallback rule, with how it moves under the others
+    (:func:`~causalbandits_lib.core.checks.with_sensitivity`); ``verdicts`` maps every rule run
+    to its verdict."""
+    if chosen not in verdicts:
+        raise ValueError(f"no verdict for the chosen fallback {chosen!r}; have {sorted(verdicts)}")
+    others = {rule: v for rule, v in verdicts.items() if rule != chosen}
+    return checks.with_sensitivity(verdicts[chosen], "fallback", chosen, others)
 
 
 def tau_key(tau: float) -> str:
@@ -261,6 +294,43 @@ def audited_run(
         metrics += ["fallback", "fair_set_size", "own_ucb_delta"]
     auditor = FairnessAuditor(estimator, delta_power=delta_power, unseen_mean=unseen_mean)
     return simulate(env, Audited(policy, auditor), T, seed, n_runs=n_runs, metrics=metrics)
+
+
+def random_chain_policy(
+    env: CausalBanditEnv, rng: np.random.Generator
+) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
+    """A random stochastic policy ``π(a | x)`` over the joint arm, as soft interventions on the arm
+    nodes in chain form: ``π(a_1 | x) π(a_2 | x, a_1) ...``, every row drawn from a flat Dirichlet."""
+    out = {}
+    for i, node in enumerate(env.arm_nodes):
+        parents = (*env.context_nodes, *env.arm_nodes[:i])
+        shape = tuple(env.model.card(p) for p in parents)
+        out[node] = (parents, rng.dirichlet(np.ones(env.model.card(node)), size=shape))
+    return out
+
+
+def policy_value_two_ways(env: CausalBanditEnv, policy: Mapping[str, tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """The expected reward of a stochastic ``policy`` (soft interventions on the arm nodes, as
+    :func:`random_chain_policy` gives) for every context, computed two ways: by Eq. 1, the mixture
+    ``Σ_a π(a | x) μ(x, a)`` of the exact arm means, and from the model after the soft interventions
+    (pgmpy variable elimination). Returns ``(mixture, soft)``, each of shape ``(n_contexts,)``."""
+    probs = np.ones((env.n_contexts, env.n_arms))
+    for i, node in enumerate(env.arm_nodes):
+        parents, table = policy[node]
+        if tuple(parents) != (*env.context_nodes, *env.arm_nodes[:i]):
+            raise ValueError(
+                f"the policy's table of {node!r} must have the parents {(*env.context_nodes, *env.arm_nodes[:i])}"
+            )
+        idx = [env.context_codes[:, None, j] for j in range(len(env.context_nodes))]
+        idx += [env.arm_codes[None, :, j] for j in range(i + 1)]
+        probs = probs * np.asarray(table)[tuple(idx)]
+    mixture = (probs * env.means).sum(axis=1)
+    soft = np.full(env.n_contexts, float(env.offset))
+    for c, codes in enumerate(env.context_codes):
+        evidence = {n: env.model.label(n, int(v)) for n, v in zip(env.context_nodes, codes)}
+        for node, w in env.reward_weights.items():
+            soft[c] += w * env.model.expectation(node, evidence=evidence, soft=dict(policy))
+    return mixture, soft
 
 
 def offline_estimation_error(

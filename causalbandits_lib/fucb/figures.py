@@ -288,12 +288,17 @@ def theorem2_intervals(context_codes: np.ndarray, arm: int, lower, upper, printe
     return fig
 
 
-def figure2b(results: Mapping, variants: Sequence[str], fig_tau: float, early_round: int):
+def figure2b(
+    results: Mapping, variants: Sequence[str], fig_tau: float, early_round: int, ax=None, title: str | None = None
+):
     """Figure 2b: cumulative regret of UCB, C-UCB, D-UCB and the F-UCB ``variants`` at ``fig_tau``
     (``results[name]`` and ``results[variant, tau]``), with the paper's early round marked
-    (notebook ``fucb/04``)."""
+    (notebook ``fucb/04``); drawn on ``ax`` when given."""
     T = results["UCB"]["regret"].shape[1]
-    fig, ax = plt.subplots(figsize=(7.5, 4.4), layout="constrained")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7.5, 4.4), layout="constrained")
+    else:
+        fig = ax.figure
     for name in ("UCB", "C-UCB", "D-UCB"):
         plotting.band(ax, results[name]["regret"], name, spacing="linear")
     for variant, style, colour in zip(variants, ("-", "--", ":"), ("C3", "C4", "C5")):
@@ -308,7 +313,19 @@ def figure2b(results: Mapping, variants: Sequence[str], fig_tau: float, early_ro
     ax.axvline(min(early_round, T), color="grey", lw=0.8)
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret")
+    if title:
+        ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
+    return fig
+
+
+def figure2b_by_fallback(results_by: Mapping[str, Mapping], variants: Sequence[str], fig_tau: float, early_round: int):
+    """Figure 2b once per F-UCB fallback rule (``results_by[rule]``), side by side on a shared
+    vertical axis (notebook ``fucb/04``)."""
+    rules = list(results_by)
+    fig, axes = plt.subplots(1, len(rules), figsize=(6.5 * len(rules), 4.4), layout="constrained", sharey=True)
+    for ax, rule in zip(np.atleast_1d(axes), rules):
+        figure2b(results_by[rule], variants, fig_tau, early_round, ax=ax, title=f"fallback = {rule}")
     return fig
 
 
@@ -337,6 +354,7 @@ def table2_figure(
     variants: Sequence[str],
     taus: Sequence[float],
     paper_regret: Mapping[float, float],
+    title: str | None = None,
 ):
     """Left: cumulative regret of D-UCB, Fair-LinUCB and the F-UCB ``variants`` at τ = 0.3 (or the
     first τ). Right: F-UCB's final regret against τ beside the paper's (``paper_regret``) and
@@ -363,4 +381,25 @@ def table2_figure(
     axes[1].set_xlabel("fairness threshold τ")
     axes[1].set_ylabel(f"cumulative regret at T = {T}")
     axes[1].legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def tradeoff_figure(taus: Sequence[float], regret: Mapping[str, np.ndarray], unfair: Mapping[str, np.ndarray]):
+    """Regret (left) and unfair decisions under the true Δ (right) against τ, one line per algorithm:
+    ``regret[name]`` and ``unfair[name]`` have shape ``(len(taus), n_runs)``; mean over runs with
+    two standard errors (notebook ``fucb/04``, the interaction variant)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    for ax, values, label in (
+        (axes[0], regret, "cumulative regret at T"),
+        (axes[1], unfair, "unfair decisions (true Δ)"),
+    ):
+        for name, v in values.items():
+            v = np.asarray(v, dtype=float)
+            se = v.std(axis=1, ddof=1) / np.sqrt(v.shape[1]) if v.shape[1] > 1 else np.zeros(len(taus))
+            ax.errorbar(taus, v.mean(axis=1), yerr=2 * se, marker="o", capsize=3, label=name)
+        ax.set_xlabel("fairness threshold τ")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=8)
     return fig

@@ -107,3 +107,16 @@ def test_graph_model_and_bandit_on_the_stand_in(no_data):
         av.split_users(setup.online, 10**6, np.random.default_rng(0))
     with pytest.raises(ValueError, match="temporal_order"):
         av.learn_user_graph(setup.offline, temporal_order=(("sex",), ("age",)))
+
+
+def test_adult_column_kinds_reads_the_dtypes():
+    import pandas as pd
+
+    from causalbandits_lib.fucb.instances.adult_video import ADULT_COLUMNS, adult_column_kinds
+
+    row = {c: "x" for c in ADULT_COLUMNS} | {"age": 39, "fnlwgt": 77516, "hours-per-week": 40}
+    kinds = adult_column_kinds(pd.DataFrame([row, row]))
+    assert kinds["continuous"] == ["age", "fnlwgt", "hours-per-week"]
+    assert "income" not in kinds["categorical"] and len(kinds["categorical"]) == len(ADULT_COLUMNS) - 4
+    with pytest.raises(ValueError, match="lacks"):
+        adult_column_kinds(pd.DataFrame([{"age": 1}]))

@@ -20,6 +20,7 @@ from causalbandits_lib.fucb.algorithms import (
     FairUCB,
     FairUCBConfig,
     IdentifiedDiscrepancy,
+    TrueDeltaFairUCB,
     linear_features,
 )
 from causalbandits_lib.fucb.experiments import email_setup
@@ -75,6 +76,25 @@ def test_fucb_avoids_the_unfair_arm_on_the_toy():
     # D-UCB plays the unfair arm for S = 1 users, where it is best
     ducb = simulate(env, DecomposedUCB(dec), 2000, 0, n_runs=4, metrics=("regret", "discrepancy"))
     assert np.mean(ducb["discrepancy"][:, 1000:] != 0) > 0.4
+
+
+def test_true_delta_fucb_keeps_to_the_fair_arms_and_is_ducb_when_all_are_fair():
+    env, dec = fair_toy()
+    assert np.abs(env.discrepancy[:, 0]).min() > 0.3 and np.all(env.discrepancy[:, 1] == 0)  # arm 0 unfair, arm 1 fair
+    metrics = ("regret", "discrepancy")
+    fair = simulate(env, TrueDeltaFairUCB(dec, env.discrepancy, 0.3), 1500, 0, n_runs=3, metrics=metrics)
+    assert np.all(fair["discrepancy"] == 0)  # never the unfair arm, from the first round on
+    ducb = simulate(env, DecomposedUCB(dec), 1500, 0, n_runs=3, metrics=metrics)
+    loose = simulate(env, TrueDeltaFairUCB(dec, env.discrepancy, 1.0), 1500, 0, n_runs=3, metrics=metrics)
+    np.testing.assert_array_equal(loose["regret"], ducb["regret"])  # every arm admitted: D-UCB itself
+    assert np.mean(ducb["discrepancy"] != 0) > 0.2  # and D-UCB does play the unfair arm
+    # no arm within tau: the arms of smallest |Δ| are allowed
+    policy = TrueDeltaFairUCB(dec, np.array([[0.5, 0.4], [0.2, 0.9]]), 0.1)
+    np.testing.assert_array_equal(policy.allowed, [[False, True], [True, False]])
+    with pytest.raises(ValueError, match="shape"):
+        TrueDeltaFairUCB(dec, np.zeros((3, 2)), 0.1)
+    with pytest.raises(ValueError, match="tau"):
+        TrueDeltaFairUCB(dec, env.discrepancy, 0.0)
 
 
 def test_fair_linucb_converges_on_a_linear_instance():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from causalbandits_lib.fucb.auditing import UNFAIR_DEFINITIONS, unfair_counts
+from causalbandits_lib.fucb.auditing import UNFAIR_DEFINITIONS, radius_coverage, unfair_counts
 from causalbandits_lib.fucb.experiments import audited_run, email_setup, make_policy
 
 
@@ -42,3 +42,19 @@ def test_unfair_counts_by_hand():
     assert unfair_counts(r, [0.1, 0.25], "auditor_paper").tolist() == [[3], [3]]
     assert unfair_counts(r, [0.1, 0.25], "auditor_diff").tolist() == [[2], [1]]
     assert set(UNFAIR_DEFINITIONS) == {"auditor_paper", "auditor_diff", "estimate", "true"}
+
+
+def test_radius_coverage_by_hand():
+    r = {
+        "discrepancy": np.array([[0.05, -0.3, 0.2, 0.0], [0.0, 0.0, 0.0, 0.0]]),
+        "audit_delta_hat": np.array([[0.0, 0.1, 0.3, 0.0], [0.2, 0.2, 0.0, 0.0]]),
+        "audit_radius_paper": np.full((2, 4), 0.5),
+        "audit_radius_diff": np.array([[0.05, 0.1, 0.1, 0.0], [0.1, 0.3, 0.0, 0.0]]),
+    }
+    # |Δ̂ - |Δ|| per round: run 0: 0.05, 0.2, 0.1, 0 ; run 1: 0.2, 0.2, 0, 0
+    np.testing.assert_allclose(radius_coverage(r, "diff", [(1, 3), (3, 5)]), [[0.5, 0.5], [1.0, 1.0]])
+    np.testing.assert_allclose(radius_coverage(r, "paper", [(1, 5)]), [[1.0, 1.0]])
+    with pytest.raises(ValueError, match="radius"):
+        radius_coverage(r, "wide", [(1, 2)])
+    with pytest.raises(ValueError, match="band"):
+        radius_coverage(r, "diff", [(0, 2)])

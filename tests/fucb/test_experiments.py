@@ -6,13 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from causalbandits_lib.core import checks
 from causalbandits_lib.fucb.algorithms import DecomposedUCB, FairUCB
 from causalbandits_lib.fucb.experiments import (
+    FALLBACK_RULES,
     FUCB_VARIANTS,
     adult_setup_from_users,
+    by_fallback,
     email_setup,
+    fallback_rules,
     make_policy,
     markdown_table,
+    mean_se_text,
     offline_estimation_error,
     paired_comparisons,
     tau_key,
@@ -92,3 +97,48 @@ def test_paired_comparisons_judge_each_pair_on_its_differences():
     assert paired_comparisons(vals, [("b", "a"), ("a", "d")]).verdict == "not reproduced"
     with pytest.raises(ValueError, match="at least one pair"):
         paired_comparisons(vals, [])
+
+
+def test_fallback_rules_put_the_chosen_rule_first():
+    assert fallback_rules("unconstrained") == ("unconstrained", "min_ucb_delta")
+    assert fallback_rules("min_ucb_delta")[0] == "min_ucb_delta" and set(fallback_rules("min_ucb_delta")) == set(
+        FALLBACK_RULES
+    )
+    with pytest.raises(ValueError, match="fallback"):
+        fallback_rules("safe")
+
+
+def test_by_fallback_keeps_the_chosen_verdict_and_names_the_dependence():
+    yes, no = checks.check_at_most(0, 1), checks.check_at_most(2, 1)
+    v = by_fallback({"min_ucb_delta": no, "unconstrained": yes}, "min_ucb_delta")
+    assert v.verdict == "not reproduced" and "depends on our choice of fallback" in v.reason
+    assert v.details["sensitive_to"]["fallback"] == {"min_ucb_delta": "not reproduced", "unconstrained": "reproduced"}
+    same = by_fallback({"min_ucb_delta": yes, "unconstrained": yes}, "unconstrained")
+    assert same.verdict == "reproduced" and "depends" not in same.reason
+    with pytest.raises(ValueError, match="chosen fallback"):
+        by_fallback({"unconstrained": yes}, "min_ucb_delta")
+
+
+def test_mean_se_text_shows_the_standard_error():
+    assert mean_se_text([1.0, 3.0]) == "2.0 ± 1.0"
+    assert mean_se_text([10, 10, 13], 0) == "11 ± 1"
+
+
+def test_eq1_a_stochastic_policys_value_is_the_mixture_of_arm_means(email):
+    from causalbandits_lib.fucb.experiments import policy_value_two_ways, random_chain_policy
+
+    env = email.env
+    mixture, soft = policy_value_two_ways(env, random_chain_policy(env, np.random.default_rng(3)))
+    np.testing.assert_allclose(mixture, soft, atol=1e-12)
+    # a deterministic policy (always the arm of codes 0, 0, 0) gives that arm's mean in every context
+    one_hot = {}
+    for i, node in enumerate(env.arm_nodes):
+        parents = (*env.context_nodes, *env.arm_nodes[:i])
+        table = np.zeros(tuple(env.model.card(p) for p in parents) + (env.model.card(node),))
+        table[..., 0] = 1.0
+        one_hot[node] = (parents, table)
+    mixture, soft = policy_value_two_ways(env, one_hot)
+    np.testing.assert_allclose(mixture, env.means[:, 0], atol=1e-12)
+    np.testing.assert_allclose(soft, env.means[:, 0], atol=1e-12)
+    with pytest.raises(ValueError, match="parents"):
+        policy_value_two_ways(env, {n: ((), t) for n, (_, t) in one_hot.items()})

@@ -4,5 +4,7 @@
 - :mod:`.adult_video`: the Adult-Video bandit (users from UCI Adult, 16 video types), its graph
   learned from data, and the synthetic stand-in used when the Adult files are absent;
 - :mod:`.toy`: a two-user, two-arm instance with one truly unfair arm (ours), small enough to know
-  every answer, for the tests and the registry.
+  every answer, for the tests and the registry; and a toy inside Theorem 2's premise;
+- :mod:`.interaction`: a variant of ours where gender interacts with the arm, so the discrepancy
+  differs across arms and the fairness constraint binds.
 """

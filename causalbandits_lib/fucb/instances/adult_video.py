@@ -56,6 +56,7 @@ __all__ = [
     "TEMPORAL_ORDER",
     "STAND_IN_CELLS",
     "load_adult_users",
+    "adult_column_kinds",
     "synthetic_adult_users",
     "binarise_adult",
     "split_users",
@@ -186,6 +187,24 @@ def load_adult_users(
     prov["rows"] = int(len(frame))
     prov["binarisation"] = f"age >= {age_threshold:g}, sex == Male, race == White, income == >50K"
     return binarise_adult(frame, age_threshold), prov
+
+
+def adult_column_kinds(frame=None, allow_download: bool = False) -> dict[str, list[str]]:
+    """The continuous (numeric) and categorical columns of adult.data, the label ``income`` left out:
+    ``{"continuous": [...], "categorical": [...]}``. ``frame`` is a table with the columns
+    :data:`ADULT_COLUMNS` (default: adult.data itself, read through
+    :func:`~causalbandits_lib.core.datasets.fetch`; raises ``DataUnavailable`` without it)."""
+    import pandas as pd
+
+    if frame is None:
+        files = datasets.fetch("adult", allow_download=allow_download)
+        frame = pd.read_csv(files["adult/adult.data"], header=None, names=list(ADULT_COLUMNS), skipinitialspace=True)
+    missing = [c for c in ADULT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the table lacks the adult.data columns {missing}")
+    features = [c for c in ADULT_COLUMNS if c != "income"]
+    continuous = [c for c in features if pd.api.types.is_numeric_dtype(frame[c])]
+    return {"continuous": continuous, "categorical": [c for c in features if c not in continuous]}
 
 
 def split_users(users: np.ndarray, n_users: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
