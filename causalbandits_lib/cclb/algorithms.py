@@ -357,7 +357,7 @@ class OFULogPlus:
             fallback,
             self.sqp_iterations,
             self.ridge,
-            s_hint=hint if np.isfinite(hint).all() else None,
+            s_hint=hint,  # per column: a slot without a hint yet (NaN) starts the bracketed search
             inside_point=self.theta_hat,
         )
         self._warm[rows[:, None], slots] = nxt
