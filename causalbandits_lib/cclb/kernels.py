@@ -770,6 +770,7 @@ def _block(
     quadratic,
     fmap,
     cclb,
+    fairer,
     tau,
     rho,
     eps,
@@ -1046,6 +1047,21 @@ def _block(
                 masked[k] = values[r, k] if solved[r, k] else -np.inf
             u = ties[r, s]
             d0 = _argmax_atol(masked, K, u, tie_atol)
+            if fairer:  # algorithms.fairer_tie: the tied decision of smallest estimated |Delta~|
+                tt = thetas[r, d0]
+                m = masked[0]
+                for k in range(1, K):
+                    m = np_maximum(m, masked[k])
+                thr = m - tie_atol
+                for k in range(K):
+                    if masked[k] >= thr:
+                        rk = _expit(_dot_pair(x[k], tt) if x_pair else _dot_seq(x[k], tt))
+                        xc = xcf_all[r, s, k]
+                        rcf = _expit(_dot_pair(xc, tt) if xcf_pair else _dot_seq(xc, tt))
+                        score[k] = -abs(rcf - rk)
+                    else:
+                        score[k] = -np.inf
+                d0 = argmax_ties_row(score, K, u, True)
             action = d0
             if cclb:
                 tt = thetas[r, d0]
@@ -1163,11 +1179,13 @@ class OFULogKernel:
             if not getattr(h, name).flags.c_contiguous:
                 setattr(h, name, c(getattr(h, name)))
         theta_hat = c(p.theta_hat).copy()
+        fairer = p.tie_rule == "fairer"
         status = _block(
             c(blk["x"]), c(blk["x_cf"]), c(blk["raw"]), code, c(blk["reward"]), c(blk["size"]), c(blk["best"]),
             c(blk["lp"]), c(blk["unconstrained"]), noise, c(env.taus),
             ties, beta, steps, t_hist0, p.S, p.ridge, p.tie_atol, getattr(p, "score_atol", 0.0), J,
-            self.frac, p.sqp_iterations, p.extra_solves, not tracked, self.fmap, self.cclb, c(tau), c(rho), c(eps),
+            self.frac, p.sqp_iterations, p.extra_solves, not tracked, self.fmap, self.cclb, fairer,
+            c(tau), c(rho), c(eps),
             c(step), x_pair, xcf_pair, theta_hat, p._warm, p._warm_s, phi, h.count, h.s1, h.s2, h.d_min,
             h.d_max, h.X, h.weights, h.b, h.bins, rec, solved, unc, self.lap, self.use_fma,
         )  # fmt: skip

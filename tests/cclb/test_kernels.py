@@ -179,3 +179,18 @@ def test_a_run_is_the_same_alone_and_beside_others(make_policy, metrics, backend
     alone = simulate_loop(FairLogisticBandit, make_policy, T, 3, R, metrics=metrics, backend=backend)
     for k in metrics:
         assert same_arrays(together[k], alone[k]), k
+
+
+@pytest.mark.parametrize(
+    "make_policy, metrics",
+    [
+        (lambda: OFULogPlus(tie_rule="fairer", mle_warmup=30), OFULOG_METRICS),
+        (lambda: CCLB(300, tie_rule="fairer", mle_warmup=30), CCLB_METRICS),
+    ],
+    ids=["ofulog_plus", "cclb"],
+)
+def test_kernel_equals_numpy_with_ties_toward_the_fairer_decision(make_policy, metrics):
+    (ref, p_ref), (fast, p_fast) = _both(FairLogisticBandit, make_policy, 200, 3, metrics)
+    for k in metrics:
+        assert same_arrays(ref[k], fast[k]), k
+    _assert_same_state(p_ref, p_fast)
