@@ -16,7 +16,15 @@ Two violation metrics are reported (ambiguity A3 of the notes):
 - ``[sum_t (|Delta_t(d_t)| - tau)]_+``: the positive part of the sum, Eq. (7), which the theory bounds
   (violations in different rounds cancel);
 - ``sum_t [|Delta_t(d_t)| - tau]_+``: the sum of per-round positive parts (no cancellation), which
-  the paper's Figure 2(b) most likely plots.
+  the first author's later public code computes.
+
+Which one Figure 2(b) plots is not stated; ``notebooks/cclb/04_experiments.md`` weighs the paper's
+sentences about it against both and finds Eq. (7) the better fit (the notes had recommended the
+per-round reading).
+
+Ties (issue 16): with the ``unit_norm`` feature map, about 18% of rounds tie several decisions for
+the best reward. :func:`tied_rounds` counts them exactly from the model and :func:`split_by_ties`
+splits a paired gap between two algorithms into the part from those rounds and the rest.
 """
 
 from __future__ import annotations
@@ -30,10 +38,12 @@ from ..core import checks
 from ..core.checks import Verdict
 from ..core.recorders import RecorderBase
 from ..core.runner import SimulationResult, simulate
+from ..core.streams import RunStreams
 from .algorithms import CCLB, GLMUCB, OFULogPlus
 from .confidence import LogisticData, beta_squared, constrained_mle
 from .environment import FairLogisticBandit
 from .generator import RoundGenerator
+from .oracle import unconstrained_optimum
 
 __all__ = [
     "LABELS",
@@ -42,6 +52,8 @@ __all__ = [
     "paper_configs",
     "run_configs",
     "run_glm_ucb",
+    "tied_rounds",
+    "split_by_ties",
     "positive_part_of_sum",
     "final_values",
     "Played",
@@ -114,6 +126,7 @@ def run_configs(
     """
     configs = list(configs)
     tau = [c.tau for c in configs]
+    policy_kw.setdefault("feature_map", generator.feature_map)
     policy = CCLB(
         [c.horizon for c in configs],
         tau=tau,
@@ -135,18 +148,51 @@ def run_configs(
 
 
 def run_glm_ucb(
-    generator: RoundGenerator, T: int, seed: int, reps: int, tau: float, S: float = 5.0, alpha: float = 0.05
+    generator: RoundGenerator,
+    T: int,
+    seed: int,
+    reps: int,
+    tau: float,
+    S: float = 5.0,
+    alpha: float = 0.05,
+    tie_rule: str = "random",
 ) -> SimulationResult:
     """GLM-UCB on the same streams as replication ``0..reps-1`` of :func:`run_configs`."""
     return simulate(
         FairLogisticBandit(generator, tau=tau),
-        GLMUCB(S=S, alpha=alpha),
+        GLMUCB(S=S, alpha=alpha, tie_rule=tie_rule),
         T,
         seed,
         n_runs=reps,
         metrics=PER_ROUND_METRICS,
         replications=reps,
     )
+
+
+def tied_rounds(generator: RoundGenerator, T: int, seed: int, reps: int) -> np.ndarray:
+    """How many decisions tie for the best expected reward in each round, shape (reps, T).
+
+    Exact from ``theta*`` (:func:`~.oracle.unconstrained_optimum`), on the contexts that replication
+    ``0..reps-1`` of :func:`run_configs` and :func:`run_glm_ucb` see (the environment's own streams).
+    """
+    env = FairLogisticBandit(generator)
+    env.reset(RunStreams(seed, range(reps), replications=reps).child("env/"))
+    blk = env.block(0, T)
+    return unconstrained_optimum(blk["reward"], blk["reward"])["n_tied"]
+
+
+def split_by_ties(a: np.ndarray, b: np.ndarray, tied: np.ndarray) -> dict[str, np.ndarray]:
+    """Per run, the total of ``b - a`` over the rounds (two algorithms' per-round values on common
+    random numbers) and its parts from the ``tied`` rounds and from the others, shapes (reps,).
+
+    Parameters
+    ----------
+    a, b : (reps, T) per-round values; tied : (reps, T) bool
+    """
+    diff = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    in_tied = np.where(tied, diff, 0.0).sum(axis=1)
+    total = diff.sum(axis=1)
+    return {"total": total, "tied": in_tied, "untied": total - in_tied}
 
 
 def positive_part_of_sum(violation: np.ndarray) -> np.ndarray:
