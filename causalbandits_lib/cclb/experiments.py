@@ -67,6 +67,7 @@ __all__ = [
     "rate_horizons",
     "rate_test",
     "check_levels_off",
+    "figure2_checks",
 ]
 
 LABELS = {"glm_ucb": "GLM-UCB", "ofulog_plus": "OFULog+", "cclb": "CCLB", "eps_cclb": "ε-CCLB"}
@@ -501,3 +502,106 @@ def check_levels_off(cumulative: np.ndarray, margin: float = 0.1) -> Verdict:
             {"final": y[:, -1].tolist()},
         )
     return rate_test(y, checks.check_rate, exponent=0.0, mode="at_most", margin=margin)
+
+
+def figure2_checks(res: dict[str, SimulationResult], T: int) -> dict[str, tuple[Verdict, dict]]:
+    """The checks of Figure 2's claims on one set of runs (``res`` has ``glm_ucb``, ``ofulog_plus``,
+    ``cclb`` and ``eps_cclb``), so that they can be applied under each tie rule.
+
+    Returns ``{claim id suffix: (verdict, measured)}`` for ``penalized_regret_gap``,
+    ``ofulog_plus_violates_often``, ``ofulog_plus_beats_cclb_on_regret``, ``glm_ucb_worst_regret``,
+    ``regret_ordering``, ``eps_cclb_violations_small`` and ``eps_cclb_violations_small_eq7``. The
+    criteria are those written in the claims of ``notebooks/cclb/04_experiments.md``.
+    """
+    algs = ("glm_ucb", "ofulog_plus", "cclb", "eps_cclb")
+    reps = res["cclb"]["regret"].shape[0]
+    final = {a: final_values(res[a]) for a in algs}
+
+    def with_se(runs):
+        return dict(zip(("mean", "se"), checks.mean_se(runs)))
+
+    def lower(a, b, scale):  # a < scale x b, paired
+        na, nb_ = a, f"{scale:g} x {b}"
+        return lambda va, vb: checks.check_paired_order({na: va, nb_: scale * vb}, [na, nb_])
+
+    out = {}
+    pen = {a: np.cumsum(res[a]["penalized_regret"], axis=1) for a in algs}
+    pen_T = {a: pen[a][:, -1] for a in algs}
+    growth = {
+        b: pen[b][:, -1] - pen["cclb"][:, -1] - (pen[b][:, T // 2 - 1] - pen["cclb"][:, T // 2 - 1])
+        for b in ("ofulog_plus", "glm_ucb")
+    }
+    zero = np.zeros(reps)
+    out["penalized_regret_gap"] = (
+        checks.check_parts(
+            {
+                "CCLB < 0.8 x OFULog+": lower("cclb", "ofulog_plus", 0.8)(pen_T["cclb"], pen_T["ofulog_plus"]),
+                "CCLB < 0.8 x GLM-UCB": lower("cclb", "glm_ucb", 0.8)(pen_T["cclb"], pen_T["glm_ucb"]),
+                "gap to OFULog+ grows from T/2 to T": checks.check_paired_order(
+                    {"0": zero, "growth of the gap": growth["ofulog_plus"]}, ["0", "growth of the gap"]
+                ),
+                "gap to GLM-UCB grows from T/2 to T": checks.check_paired_order(
+                    {"0": zero, "growth of the gap": growth["glm_ucb"]}, ["0", "growth of the gap"]
+                ),
+                "OFULog+ nearly linear": rate_test(pen["ofulog_plus"], exponent=1.0, mode="equal", margin=0.1),
+                "GLM-UCB nearly linear": rate_test(pen["glm_ucb"], exponent=1.0, mode="equal", margin=0.1),
+            }
+        ),
+        {a: with_se(pen_T[a]) for a in algs},
+    )
+    viol = {a: final[a]["violation_sum_of_positive_parts"] for a in algs}
+    viol7 = {a: final[a]["violation_positive_part_of_sum"] for a in algs}
+    frac = {a: np.mean(res[a]["violation"] > 0, axis=1) for a in algs}
+    out["ofulog_plus_violates_often"] = (
+        checks.check_parts(
+            {
+                "violating rounds > 0.5": checks.check_mean_above(
+                    frac["ofulog_plus"], 0.5, what="fraction of violating rounds"
+                ),
+                "violations > 2 x CCLB's": checks.check_paired_order(
+                    {"2 x cclb": 2 * viol["cclb"], "ofulog_plus": viol["ofulog_plus"]}, ["2 x cclb", "ofulog_plus"]
+                ),
+            }
+        ),
+        {
+            "violating_fraction": with_se(frac["ofulog_plus"]),
+            "violations": with_se(viol["ofulog_plus"]),
+            "cclb": with_se(viol["cclb"]),
+        },
+    )
+    reg = {a: final[a]["regret"] for a in algs}
+    out["ofulog_plus_beats_cclb_on_regret"] = (
+        checks.check_paired_order(reg, ["ofulog_plus", "cclb"]),
+        {a: with_se(reg[a]) for a in ("ofulog_plus", "cclb")},
+    )
+    out["glm_ucb_worst_regret"] = (
+        checks.check_parts(
+            {f"{LABELS[a]} < GLM-UCB": checks.check_paired_order(reg, [a, "glm_ucb"]) for a in algs if a != "glm_ucb"}
+        ),
+        {a: with_se(reg[a]) for a in algs},
+    )
+    out["regret_ordering"] = (
+        checks.check_paired_order(reg, ["ofulog_plus", "cclb", "eps_cclb", "glm_ucb"]),
+        {a: with_se(reg[a]) for a in algs},
+    )
+    t5 = T // 5  # the paper's window is 2,000 -> 10,000
+    pair = ("cclb", "eps_cclb")
+    cum_pos = {a: np.cumsum(res[a]["violation_pos"], axis=1) for a in pair}
+    cum_7 = {a: positive_part_of_sum(res[a]["violation"]) for a in pair}
+    inc = {a: cum_pos[a][:, -1] - cum_pos[a][:, t5 - 1] for a in pair}
+    inc7 = {a: cum_7[a][:, -1] - cum_7[a][:, t5 - 1] for a in pair}
+    for suffix, v, g in (("", viol, inc), ("_eq7", viol7, inc7)):
+        out[f"eps_cclb_violations_small{suffix}"] = (
+            checks.check_parts(
+                {
+                    "eps-CCLB < 0.5 x CCLB": checks.check_paired_order(
+                        {"eps_cclb": v["eps_cclb"], "0.5 x cclb": 0.5 * v["cclb"]}, ["eps_cclb", "0.5 x cclb"]
+                    ),
+                    "growth < 0.1 x CCLB's": checks.check_paired_order(
+                        {"eps_cclb": g["eps_cclb"], "0.1 x cclb": 0.1 * g["cclb"]}, ["eps_cclb", "0.1 x cclb"]
+                    ),
+                }
+            ),
+            {"violations": {a: with_se(v[a]) for a in pair}, "growth_T/5_to_T": {a: with_se(g[a]) for a in g}},
+        )
+    return out
