@@ -51,9 +51,22 @@ from .history import BinnedHistory, LogisticHistory
 from .model import S_DEFAULT
 from .optimism import ball_halfspace_support, model_support, support_points
 
-__all__ = ["OPTIMISTIC_METHODS", "OFULogConfig", "CCLBConfig", "dual_step", "OFULogPlus", "CCLB", "GLMUCB"]
+__all__ = [
+    "OPTIMISTIC_METHODS",
+    "TIE_RULES",
+    "fairer_tie",
+    "OFULogConfig",
+    "CCLBConfig",
+    "dual_step",
+    "OFULogPlus",
+    "CCLB",
+    "GLMUCB",
+]
 
 OPTIMISTIC_METHODS = ("sqp", "exact", "quadratic")
+#: How a policy breaks a tie of its optimistic (reward) index: uniformly at random, or toward the
+#: decision of smaller estimated ``|Delta~_t(d)|`` (then at random among equally fair ones).
+TIE_RULES = ("random", "fairer")
 
 #: A number, or one number per configuration.
 PerConfig = Union[float, Sequence[float]]
@@ -98,7 +111,13 @@ class OFULogConfig:
         Newton steps per round: to convergence while ``t < mle_warmup``, then ``mle_steps``
         warm-started steps (the exact mode always iterates to convergence).
     tie_atol : float >= 0
-        Optimistic values within this of the best are tied; ties go to the per-run uniform.
+        Optimistic values within this of the best are tied.
+    tie_rule : {"random", "fairer"}
+        How ties of the optimistic value are broken: ``"random"`` by the per-run uniform;
+        ``"fairer"`` toward the tied decision of smallest estimated ``|Delta~_t(d)|`` (computed with
+        the optimistic parameter of the decision the uniform picks), the uniform breaking what
+        remains. With the ``unit_norm`` map every ``d > 0`` of the context ``a = w = m = 0`` has
+        the same feature, so such ties are frequent there (issue 16).
     """
 
     S: float = S_DEFAULT
@@ -113,6 +132,7 @@ class OFULogConfig:
     mle_warmup: int = 100
     mle_steps: int = 1
     tie_atol: float = 1e-9
+    tie_rule: str = "random"
 
     def __post_init__(self):
         _require(self.S > 0, "S", self.S, "it must be positive")
@@ -129,6 +149,7 @@ class OFULogConfig:
         allowed = f"use one of {sorted(FEATURE_MAPS)}"
         _require(self.feature_map in FEATURE_MAPS, "feature_map", self.feature_map, allowed)
         _require(self.tie_atol >= 0, "tie_atol", self.tie_atol, "it must be non-negative")
+        _require(self.tie_rule in TIE_RULES, "tie_rule", self.tie_rule, f"use one of {TIE_RULES}")
         for name in ("S", "alpha", "beta_denominator", "tie_atol"):
             object.__setattr__(self, name, float(getattr(self, name)))
         for name in ("loss_bins", "sqp_iterations", "anchors", "extra_solves", "mle_warmup", "mle_steps"):
@@ -219,6 +240,18 @@ def dual_step(phi: np.ndarray, gradient: np.ndarray, rho, step) -> np.ndarray:
     return np.clip(np.asarray(phi, dtype=float) + step * np.asarray(gradient, dtype=float), 0.0, rho)
 
 
+def fairer_tie(index: np.ndarray, atol: float, delta: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Among the entries of ``index`` within ``atol`` of each row's best, the one of smallest
+    ``|delta|``; equally small ones go to the per-run uniform ``u`` (as :func:`argmax_ties`).
+
+    Parameters
+    ----------
+    index : (R, K) a policy's index (``-inf``: not a candidate); delta : (R, K); u : (R,)
+    """
+    tied = index >= index.max(axis=1, keepdims=True) - atol
+    return argmax_ties(np.where(tied, -np.abs(delta), -np.inf), u)
+
+
 def _model_rows(model, rows):
     """The quadratic models of the runs ``rows`` (a copy)."""
     out = object.__new__(type(model))
@@ -249,7 +282,7 @@ class OFULogPlus:
         self.sqp_iterations, self.anchors, self.extra_solves = c.sqp_iterations, c.anchors, c.extra_solves
         self.feature_map = c.feature_map
         self.mle_warmup, self.mle_steps = c.mle_warmup, c.mle_steps
-        self.tie_atol = c.tie_atol
+        self.tie_atol, self.tie_rule = c.tie_atol, c.tie_rule
         self.ridge = analysis_ridge(self.S)
 
     # -- state ---------------------------------------------------------------------------------
@@ -357,7 +390,7 @@ class OFULogPlus:
             fallback,
             self.sqp_iterations,
             self.ridge,
-            s_hint=hint if np.isfinite(hint).all() else None,
+            s_hint=hint,  # per column: a slot without a hint yet (NaN) starts the bracketed search
             inside_point=self.theta_hat,
         )
         self._warm[rows[:, None], slots] = nxt
@@ -420,8 +453,17 @@ class OFULogPlus:
     def _optimistic_choice(self, t: int, ctx: FairContext):
         values, thetas = self.optimistic_values(t, ctx)
         u = self._ties.at(t)
-        d0 = argmax_ties(np.where(self.solved, values, -np.inf), u, atol=self.tie_atol)
+        masked = np.where(self.solved, values, -np.inf)
+        d0 = argmax_ties(masked, u, atol=self.tie_atol)
+        if self.tie_rule == "fairer":
+            d0 = fairer_tie(masked, self.tie_atol, self.estimates(ctx.x, ctx.x_cf, thetas[self._rows, d0])[1], u)
         return d0, values, thetas[self._rows, d0], u
+
+    def estimates(self, x: np.ndarray, x_cf: np.ndarray, theta_tilde: np.ndarray):
+        """``r~_t(d) = g(x_d^T theta~)`` and ``Delta~_t(d) = g(x'_d^T theta~) - r~_t(d)``, shapes (R, K)."""
+        r = expit(np.einsum("rkn,rn->rk", x, theta_tilde))
+        r_cf = expit(np.einsum("rkn,rn->rk", x_cf, theta_tilde))
+        return r, r_cf - r
 
     # -- protocol ------------------------------------------------------------------------------
     def select(self, t: int, ctx: FairContext) -> np.ndarray:
@@ -479,12 +521,6 @@ class CCLB(OFULogPlus):
         self._step = self._rho / np.sqrt(streams.per_config(self.horizon, "horizon"))  # 1 / eta
         self.phi = np.zeros(streams.n_runs)
 
-    def estimates(self, x: np.ndarray, x_cf: np.ndarray, theta_tilde: np.ndarray):
-        """``r~_t(d) = g(x_d^T theta~)`` and ``Delta~_t(d) = g(x'_d^T theta~) - r~_t(d)``, shapes (R, K)."""
-        r = expit(np.einsum("rkn,rn->rk", x, theta_tilde))
-        r_cf = expit(np.einsum("rkn,rn->rk", x_cf, theta_tilde))
-        return r, r_cf - r
-
     def select(self, t: int, ctx: FairContext) -> np.ndarray:
         d0, values, theta_tilde, u = self._optimistic_choice(t, ctx)
         r, delta = self.estimates(ctx.x, ctx.x_cf, theta_tilde)
@@ -514,6 +550,7 @@ class GLMUCB:
     ``kappa = 1/g'(S)``; ``theta_hat`` is the ridge-regularised MLE (``lambda/2 ||theta||^2``, our
     reading), updated by ``newton_steps`` Newton steps after every round while fewer than
     ``eager_rounds`` samples are seen, then every ``lazy_every`` rounds. No projection step.
+    ``tie_rule="fairer"`` breaks index ties toward the smaller ``|Delta|`` estimated at the MLE.
 
     Parameters
     ----------
@@ -533,6 +570,7 @@ class GLMUCB:
         eager_rounds: int = 200,
         lazy_every: int = 5,
         tie_atol: float = 1e-9,
+        tie_rule: str = "random",
     ):
         if not S > 0 or not 0 < alpha <= 1:
             raise ValueError(f"need S > 0 and alpha in (0, 1]; got S={S}, alpha={alpha}")
@@ -543,6 +581,8 @@ class GLMUCB:
         self.S, self.alpha, self.ridge_given = float(S), float(alpha), ridge
         self.newton_steps, self.eager_rounds, self.lazy_every = int(newton_steps), int(eager_rounds), int(lazy_every)
         self.tie_atol = float(tie_atol)
+        _require(tie_rule in TIE_RULES, "tie_rule", tie_rule, f"use one of {TIE_RULES}")
+        self.tie_rule = tie_rule
         g = expit(self.S)
         self.kappa = 1.0 / (g * (1.0 - g))
 
@@ -571,7 +611,12 @@ class GLMUCB:
         x = ctx.x
         width = np.sqrt(np.einsum("rkn,rnm,rkm->rk", x, self.V_inv, x))
         index = expit(np.einsum("rkn,rn->rk", x, self.theta_hat)) + self.bonus()[:, None] * width
-        actions = argmax_ties(index, self._ties.at(t), atol=self.tie_atol)
+        u = self._ties.at(t)
+        actions = argmax_ties(index, u, atol=self.tie_atol)
+        if self.tie_rule == "fairer":  # the estimated effect at the MLE
+            th = self.theta_hat
+            delta = expit(np.einsum("rkn,rn->rk", ctx.x_cf, th)) - expit(np.einsum("rkn,rn->rk", x, th))
+            actions = fairer_tie(index, self.tie_atol, delta, u)
         self._diag = {"ucb_index": index[self._rows, actions]}
         return actions
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..core.scm import DiscreteSCM
 from .features import FEATURE_MAPS, expected_rewards, raw_features
 from .model import THETA_STAR, context_model
-from .oracle import best_feasible
+from .oracle import best_feasible, unconstrained_optimum
 
 __all__ = ["Rounds", "RoundGenerator", "GeneratorCheckError", "RoundStream"]
 
@@ -169,7 +169,8 @@ class RoundGenerator:
         """Does the unconstrained optimum violate the constraint on average?
 
         Draws ``n_rounds`` rounds and evaluates, exactly from ``theta*``, the decision an oracle
-        without the constraint would take (``argmax_d r_t(d)``). If the mean of
+        without the constraint would take (``argmax_d r_t(d)``, ties toward the smaller ``|Delta|``:
+        :func:`~.oracle.unconstrained_optimum`; the first-index reading is returned beside). If the mean of
         ``|Delta_t(d)| - tau`` at that decision is not positive, the long-term constraint is slack
         for an unconstrained learner and the experiment cannot distinguish the methods.
 
@@ -177,7 +178,9 @@ class RoundGenerator:
         -------
         dict with ``acceptance_rate``, ``unconstrained_mean_excess`` (mean of ``|Delta| - tau`` at
         the unconstrained optimum), ``unconstrained_infeasible_fraction``, ``reward_gap`` (mean
-        ``r(unconstrained best) - r(best feasible)``), ``feasible_mean_count``.
+        ``r(unconstrained best) - r(best feasible)``), ``feasible_mean_count``, the first two with
+        ties to the first index (``..._first_index``), ``tied_round_fraction`` (rounds where several
+        decisions tie for the best reward) and ``tied_decisions_mean`` (how many, in those rounds).
 
         Raises
         ------
@@ -188,14 +191,21 @@ class RoundGenerator:
         stream = RoundStream(self, rng)
         rounds = stream.take(n_rounds)
         rows = np.arange(len(rounds))
-        best = np.argmax(rounds.reward, axis=1)
+        opt = unconstrained_optimum(rounds.reward, rounds.effect)
+        best = opt["index"]
         size = np.abs(rounds.effect)
         excess = size[rows, best] - tau
+        excess_first = size[rows, opt["first"]] - tau
         feas = best_feasible(rounds.reward, rounds.effect, tau)
+        tied = opt["n_tied"] > 1
         out = {
             "acceptance_rate": stream.accepted / stream.attempts,
             "unconstrained_mean_excess": float(excess.mean()),
             "unconstrained_infeasible_fraction": float(np.mean(excess > 0)),
+            "unconstrained_mean_excess_first_index": float(excess_first.mean()),
+            "unconstrained_infeasible_fraction_first_index": float(np.mean(excess_first > 0)),
+            "tied_round_fraction": float(np.mean(tied)),
+            "tied_decisions_mean": float(opt["n_tied"][tied].mean()) if tied.any() else 0.0,
             "reward_gap": float(np.mean(rounds.reward[rows, best] - feas["value"])),
             "feasible_mean_count": float(np.mean(np.sum(size <= tau, axis=1))),
         }

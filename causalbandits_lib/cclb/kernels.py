@@ -21,13 +21,13 @@ and the eigendecompositions call LAPACK ``dsyevd`` as numpy does (scipy's, throu
 and ``logaddexp`` call the C library as scipy and numpy do. The two paths then agree bit for bit
 (the tests compare them); the registry's conformance check allows 1e-9 relative.
 
-The numpy path breaks the rule that a run does not depend on its neighbours, in the last bits:
-a round's support points start Newton's iteration on ``s`` from the stored hints only when
-*every* run has a hint for its context (``np.isfinite(hint).all()``), and the last sum of an
-extra solve is ordered differently when a single run needs one (a contiguous instead of a
-strided array). The kernel reproduces both: rounds are its outer loop and each round is stepped
-in phases over all runs. Likewise the order of the sums over the candidates' features follows
-the layout of the environment's buffer, which depends on the feature map.
+A run does not depend on its neighbours, bit for bit (``tests/cclb/test_kernels.py`` runs R runs
+at once and each alone): a support point starts Newton's iteration on ``s`` from its own slot's
+hint when that slot has one (until issue 16 only when *every* run had one), and the maximisers'
+change of basis adds its four products in order whatever the number of columns (it followed the
+array layout, so a lone extra solve was summed differently). The kernel steps rounds in phases
+over all runs, as the numpy path does. The order of the sums over the candidates' features
+follows the layout of the environment's buffer, which depends on the feature map.
 """
 
 from __future__ import annotations
@@ -100,9 +100,9 @@ def _from_eig(V, v, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _from_eig_strided(V, v, out):
-    """``einsum("rij,rkj->rki")`` on :func:`~.optimism.model_support`'s transposed maximisers: the
-    summed axis is strided there (sequential) unless the call has a single column."""
+def _from_eig_seq(V, v, out):
+    """``Q v`` with the four products added in order: :func:`~.optimism.model_support`'s change of
+    basis of its maximisers (``optimism._from_eig_sequential``)."""
     for i in range(4):
         out[i] = _seq4(V[i, 0] * v[0], V[i, 1] * v[1], V[i, 2] * v[2], V[i, 3] * v[3])
 
@@ -541,10 +541,9 @@ def _minimise(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint):
 
 
 @njit(cache=True, error_model="numpy")
-def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out, strided):
+def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out):
     """:func:`~.optimism.model_support` for one direction: returns the value and ``s``, writes the
-    maximiser to ``theta_out``. ``strided``: the numpy call solves more than one column (then its
-    maximisers are a strided view and the last sum is sequential, else in SSE pairs)."""
+    maximiser to ``theta_out``."""
     S2 = 1.0 / (S * S)
     wk = np.empty((12, 4))
     a, e, ac, acc, xb, xx, xac, acc_e, xx_e = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8]
@@ -571,10 +570,7 @@ def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out, strid
     scale = math.sqrt(rho / Q0) if Q0 > 0 else 0.0
     for i in range(4):
         tb[i] = m[i] + scale * xb[i] * inv[i]
-    if strided:
-        _from_eig_strided(V, tb, theta_out)
-    else:
-        _from_eig(V, tb, theta_out)
+    _from_eig_seq(V, tb, theta_out)
     return value, s
 
 
@@ -603,7 +599,6 @@ def _support_points(
     theta_out,
     lin,
     cut_a,
-    strided,
     lap,
     gram,
     use_fma,
@@ -638,9 +633,9 @@ def _support_points(
             _ball_minimiser(ev, cb, S, tb)
             ok = _half_dist2(ev, cb, tb) <= radius2
         if ok:
-            value, s = _model_support(ev, V, cb, radius2, S, xdir, use_hint, s, theta_out, strided)
+            value, s = _model_support(ev, V, cb, radius2, S, xdir, use_hint, s, theta_out)
         else:
-            value, s = _model_support(fb_ev, fb_V, fb_cb, fb_r2, S, xdir, use_hint, s, theta_out, strided)
+            value, s = _model_support(fb_ev, fb_V, fb_cb, fb_r2, S, xdir, use_hint, s, theta_out)
         use_hint = True
         for i in range(4):
             cut_a[i] = grad[i]
@@ -775,6 +770,7 @@ def _block(
     quadratic,
     fmap,
     cclb,
+    fairer,
     tau,
     rho,
     eps,
@@ -802,9 +798,9 @@ def _block(
     lap,
     use_fma,
 ):
-    """Every run through a block of rounds. Rounds are the outer loop: within a round the numpy
-    path couples the runs twice (the hints are used only if every run has them; an extra solve's
-    last sum depends on how many runs need one), so each round is stepped in phases over all runs."""
+    """Every run through a block of rounds, in the order of the numpy path: rounds are the outer
+    loop and each round is stepped in phases over all runs (a run's numbers do not depend on its
+    neighbours: the phases only repeat the numpy path's order of work)."""
     R, B, K, n = x_all.shape
     P = HX.shape[2]
     wp = np.empty(P)
@@ -848,12 +844,6 @@ def _block(
     for s in range(B):
         t = t_hist0 + s
         tracked = not (quadratic or t == 0)
-        hint_ok = True
-        if tracked:
-            for r in range(R):
-                for j in range(J):
-                    if not np.isfinite(warm_s[r, J * code_all[r, s] + j]):
-                        hint_ok = False
         # -- phase 1, every run: the estimate, the anchors, the bounds
         for r in range(R):
             X = HX[r]
@@ -893,7 +883,7 @@ def _block(
             if not tracked:
                 for k in range(K):
                     values[r, k], _ = _model_support(
-                        m_ev[r], m_V[r], m_cb[r], radius2[r], S, x[k], False, 0.0, thetas[r, k], R * K > 1
+                        m_ev[r], m_V[r], m_cb[r], radius2[r], S, x[k], False, 0.0, thetas[r, k]
                     )
                     solved[r, k] = True
                 continue
@@ -927,7 +917,7 @@ def _block(
                     radius2[r],
                     sqp_iterations,
                     ridge,
-                    hint_ok,
+                    np.isfinite(warm_s[r, slot]),
                     warm_s[r, slot],
                     th_hat,
                     wp,
@@ -936,7 +926,6 @@ def _block(
                     th_a[r, j],
                     nxt,
                     cut_a[j],
-                    True,
                     lap,
                     gram,
                     use_fma,
@@ -1021,7 +1010,7 @@ def _block(
                         radius2[r],
                         max(sqp_iterations, 3),
                         ridge,
-                        True,
+                        np.isfinite(s_new[r, near]),
                         s_new[r, near],
                         theta_hat[r],
                         wp,
@@ -1030,7 +1019,6 @@ def _block(
                         t1v,
                         nxt,
                         one,
-                        n_need > 1,
                         lap,
                         gram,
                         use_fma,
@@ -1059,6 +1047,21 @@ def _block(
                 masked[k] = values[r, k] if solved[r, k] else -np.inf
             u = ties[r, s]
             d0 = _argmax_atol(masked, K, u, tie_atol)
+            if fairer:  # algorithms.fairer_tie: the tied decision of smallest estimated |Delta~|
+                tt = thetas[r, d0]
+                m = masked[0]
+                for k in range(1, K):
+                    m = np_maximum(m, masked[k])
+                thr = m - tie_atol
+                for k in range(K):
+                    if masked[k] >= thr:
+                        rk = _expit(_dot_pair(x[k], tt) if x_pair else _dot_seq(x[k], tt))
+                        xc = xcf_all[r, s, k]
+                        rcf = _expit(_dot_pair(xc, tt) if xcf_pair else _dot_seq(xc, tt))
+                        score[k] = -abs(rcf - rk)
+                    else:
+                        score[k] = -np.inf
+                d0 = argmax_ties_row(score, K, u, True)
             action = d0
             if cclb:
                 tt = thetas[r, d0]
@@ -1176,11 +1179,13 @@ class OFULogKernel:
             if not getattr(h, name).flags.c_contiguous:
                 setattr(h, name, c(getattr(h, name)))
         theta_hat = c(p.theta_hat).copy()
+        fairer = p.tie_rule == "fairer"
         status = _block(
             c(blk["x"]), c(blk["x_cf"]), c(blk["raw"]), code, c(blk["reward"]), c(blk["size"]), c(blk["best"]),
             c(blk["lp"]), c(blk["unconstrained"]), noise, c(env.taus),
             ties, beta, steps, t_hist0, p.S, p.ridge, p.tie_atol, getattr(p, "score_atol", 0.0), J,
-            self.frac, p.sqp_iterations, p.extra_solves, not tracked, self.fmap, self.cclb, c(tau), c(rho), c(eps),
+            self.frac, p.sqp_iterations, p.extra_solves, not tracked, self.fmap, self.cclb, fairer,
+            c(tau), c(rho), c(eps),
             c(step), x_pair, xcf_pair, theta_hat, p._warm, p._warm_s, phi, h.count, h.s1, h.s2, h.d_min,
             h.d_max, h.X, h.weights, h.b, h.bins, rec, solved, unc, self.lap, self.use_fma,
         )  # fmt: skip

@@ -127,7 +127,8 @@ def _minimise_support(
 ) -> np.ndarray:
     """``argmin_{s in [0, 1]} h(s)`` for every column.
 
-    With a hint (the solution of a similar problem, e.g. the previous round's), Newton's
+    With a hint (the solution of a similar problem, e.g. the previous round's; NaN: none for that
+    column), Newton's
     iteration on ``h'`` starts there and usually converges in two or three steps; a column whose
     Newton iterates fail (non-positive curvature, or no convergence in ``newton_steps``) falls back
     to the bracketed search. The bracketed search checks the ends (``h'(0) >= 0`` gives ``s = 0``:
@@ -140,9 +141,11 @@ def _minimise_support(
     N = fam.a.shape[1]
     s = np.full(N, np.nan)
     rest = np.arange(N)
-    if hint is not None:
-        x = np.clip(np.asarray(hint, dtype=float), 0.0, 1.0)
-        idx, sub = np.arange(N), fam
+    hint = None if hint is None else np.asarray(hint, dtype=float)
+    if hint is not None and np.isfinite(hint).any():
+        idx = np.flatnonzero(np.isfinite(hint))  # a column without a hint (NaN) takes the bracketed search
+        sub = fam if len(idx) == N else fam.subset(idx)
+        x = np.clip(hint[idx], 0.0, 1.0)
         for _ in range(newton_steps):
             f, c = sub.slope_curvature(x)
             at_end = ((x == 0.0) & (f >= 0)) | ((x == 1.0) & (f <= 0)) | (f == 0)
@@ -249,7 +252,7 @@ def model_support(
     fam = _SupportFamily(cols(a), cols(model.center_bar), np.ascontiguousarray(xb.reshape(R * K, n).T), S)
     s = _minimise_support(fam, None if hint is None else np.asarray(hint, dtype=float).reshape(-1))
     value, theta_bar = fam.value_and_maximiser(s)
-    out = value.reshape(R, K), model.from_eig(theta_bar.T.reshape(R, K, n))
+    out = value.reshape(R, K), _from_eig_sequential(model.eigvec, theta_bar.reshape(n, R, K))
     return out + (s.reshape(R, K),) if return_s else out
 
 
@@ -411,6 +414,21 @@ def ball_halfspace_support(x: np.ndarray, A: np.ndarray, b: np.ndarray, S: float
     val = np.sum(x * theta_p, axis=-1) + np.sqrt(np.maximum(r2, 0.0)) * np.sqrt(np.sum(xproj * xproj, axis=-1))
     best = np.where(good & (r2 >= 0), np.maximum(best, val), best)
     return best
+
+
+def _from_eig_sequential(eigvec: np.ndarray, theta_bar: np.ndarray) -> np.ndarray:
+    """``Q theta_bar`` for coordinate-first ``theta_bar`` (n, R, K) -> (R, K, n), its sums over the
+    ``n`` coordinates added in order (``((p0 + p1) + p2) + p3``) whatever the number of columns.
+
+    (``einsum`` orders such a sum by the memory layout, which for a transposed array depends on
+    whether there is one column or several: a run's maximiser would then depend on how many other
+    runs share the call.)
+    """
+    n = theta_bar.shape[0]
+    out = eigvec[:, None, :, 0] * theta_bar[0][..., None]
+    for j in range(1, n):
+        out = out + eigvec[:, None, :, j] * theta_bar[j][..., None]
+    return out
 
 
 def _repeat_model(model: QuadraticModel, m: int) -> QuadraticModel:

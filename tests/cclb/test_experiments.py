@@ -9,9 +9,11 @@ import pytest
 from causalbandits_lib.cclb import experiments as E
 from causalbandits_lib.cclb.algorithms import CCLB, OFULogPlus
 from causalbandits_lib.cclb.environment import FairLogisticBandit
+from causalbandits_lib.cclb.generator import RoundGenerator
 from causalbandits_lib.cclb.model import THETA_STAR
 from causalbandits_lib.core import checks
 from causalbandits_lib.core.runner import simulate
+from causalbandits_lib.core.streams import RunStreams
 
 from .support import GEN, played_data
 
@@ -150,3 +152,29 @@ def test_mean_above_and_combine():
     both = checks.check_parts({"a": ok, "b": bad})
     assert both.verdict == "partly" and set(both.details["parts"]) == {"a", "b"}
     assert checks.check_parts({"a": ok, "b": noisy}).verdict == "partly"
+
+
+def test_tied_rounds_are_counted_on_the_contexts_the_runs_see():
+    gen = RoundGenerator()
+    configs = E.paper_configs(60, 0.2, 2 / 0.15, 0.14)[:2]
+    res = E.run_configs(gen, configs, 60, 7, 2)
+    n_tied = E.tied_rounds(gen, 60, 7, 2)
+    assert n_tied.shape == (2, 60) and n_tied.min() >= 1
+    # the same contexts: max_d r - r(d*) is what the runs' two regrets differ by, round for round
+    env = FairLogisticBandit(gen)
+    env.reset(RunStreams(7, range(2), replications=2).child("env/"))
+    blk = env.block(0, 60)
+    for c in configs:
+        r = res[c.key]
+        assert np.allclose(r["unconstrained_regret"] - r["regret"], blk["unconstrained"] - blk["best"], atol=1e-12)
+    assert (n_tied > 1).any()  # unit_norm: about 18% of rounds
+
+
+def test_split_by_ties_adds_up_and_puts_each_round_on_its_side():
+    a = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])
+    b = np.array([[2.0, 2.0, 5.0], [1.0, 0.0, 0.0]])
+    tied = np.array([[True, False, False], [False, False, True]])
+    out = E.split_by_ties(a, b, tied)
+    assert out["total"].tolist() == [3.0, 0.0]
+    assert out["tied"].tolist() == [1.0, -1.0]
+    assert out["untied"].tolist() == [2.0, 1.0]
