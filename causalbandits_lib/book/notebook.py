@@ -197,22 +197,22 @@ class NotebookRun:
         return np.random.Generator(np.random.PCG64(self.seed_sequence(name)))
 
     # -- measurements -----------------------------------------------------------------------
-    def metric(self, name: str, value: Any) -> Any:
-        """Record a named metric (a number or a list of numbers). Returns ``value``."""
+    def metric(self, name: str, value: Any) -> None:
+        """Record a named metric (a number or a list of numbers). Returns nothing, so that a cell
+        ending in ``nb.metric(...)`` does not print the value (``np.float64(...)``) on the page."""
         if not name or " " in name or name.startswith(".") or name.endswith("."):
             raise ValueError(
                 f"metric name {name!r} must be dotted words without spaces, e.g. 'email.final_regret.D-UCB'"
             )
         self.metrics[name] = to_jsonable(value)
-        return value
 
-    def curve(self, name: str, values: np.ndarray, cumulative: bool = True, n_points: int = 200) -> dict[str, list]:
+    def curve(self, name: str, values: np.ndarray, cumulative: bool = True, n_points: int = 200) -> None:
         """Record a per-round curve of shape ``(n_runs, T)``, downsampled to ``n_points`` log-spaced
-        rounds with the mean, standard deviation and 5%/95% quantiles over runs."""
+        rounds with the mean, standard deviation and 5%/95% quantiles over runs. Returns nothing
+        (a cell ending in ``nb.curve(...)`` prints nothing on the page)."""
         summary = summarise_curve(values, n_points=n_points, cumulative=cumulative)
         summary["cumulative"] = bool(cumulative)
         self.curves[name] = summary
-        return summary
 
     def claim(
         self,
