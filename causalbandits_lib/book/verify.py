@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .records import compare_results, load_record, results_hash, results_view
 
-__all__ = ["Verification", "verify_record", "compare_data", "run_summary"]
+__all__ = ["Verification", "verify_record", "verify_by_path", "compare_data", "run_summary"]
 
 
 @dataclass
@@ -104,6 +104,11 @@ def verify_record(
         if not outcome.differences and rtol == 0:  # pragma: no cover - the hash covers only what is compared
             outcome.differences.append("results hash differs")
     return outcome
+
+
+def verify_by_path(path: str, out_dir: str, rtol: float, smoke: bool, timeout: int | None) -> Verification:
+    """:func:`verify_record` for a worker process of ``causalbandits verify --jobs``."""
+    return verify_record(Path(path), Path(out_dir), rtol=rtol, smoke=smoke, timeout=timeout)
 
 
 def run_summary(record_path: Path) -> list[str]:
