@@ -125,6 +125,8 @@ def run_summary(record_path: Path) -> list[str]:
     committed = paths.paper_results_dir() / chapter / f"{name}.json"
     if not committed.is_file():
         return lines + ["no committed paper-scale record of this notebook to compare with"]
+    if committed.resolve() == Path(record_path).resolve():
+        return lines + ["this run wrote the paper-scale record itself (compare with git diff or causalbandits diff)"]
     paper = load_record(committed)
     other = {k: v for k, v in rec["parameters"].items() if k != "profile" and paper["parameters"].get(k) != v}
     if other:
