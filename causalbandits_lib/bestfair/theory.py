@@ -30,6 +30,8 @@ __all__ = [
     "theorem1_informative_horizon",
     "theorem2_informative_horizon",
     "lemma4_table",
+    "lemma8_integer_ratio",
+    "safe_event_survival",
     "check_lemma4",
 ]
 
@@ -274,3 +276,85 @@ def check_lemma4(table: dict[str, np.ndarray]) -> Verdict:
     }
     reason = v.reason.replace("horizons", "cases")
     return Verdict(v.verdict, reason, v.criterion.replace("horizon", "case"), details)
+
+
+def lemma8_integer_ratio(
+    problem: FairArmsProblem, allocation: np.ndarray, remaining: np.ndarray, lp: AllocationLP, budget: float
+) -> np.ndarray:
+    """Lemma 8 on the pulls an algorithm actually made: for every run and phase, the smallest
+    effective sample fraction of a remaining arm, ``min_{k∈R} min([A τ_Y]_k, [B τ_s]_k, [C τ_s']_k) / τ``,
+    divided by ``v*(B, R)`` (the LP's value for that remaining set).
+
+    The LP's continuous solution attains ``v*`` by construction; the algorithms pull integer counts
+    (largest-remainder rounding of ``τ ν*``), which can fall below it. A ratio ``>= 1`` means the
+    integer pulls keep Lemma 8's guarantee.
+
+    Parameters
+    ----------
+    allocation : int ndarray, shape (n, P, 3, K)
+        Pulls of each kind of each arm per phase (:attr:`.algorithms.IdentificationResult.allocation`
+        of a CSR run, which uses all three kinds).
+    remaining : bool ndarray, shape (n, P + 1, K)
+        The remaining sets; phase ``l`` allocates over ``remaining[:, l - 1]``.
+
+    Returns
+    -------
+    float ndarray, shape (n, P): NaN where the run made no pull in the phase (it had ended).
+    """
+    alloc = np.asarray(allocation, dtype=float)
+    rem = np.asarray(remaining, dtype=bool)
+    n, P = alloc.shape[:2]
+    if alloc.shape[2:] != (3, problem.n_arms) or rem.shape != (n, P + 1, problem.n_arms):
+        raise ValueError(
+            f"allocation {alloc.shape} and remaining {rem.shape} do not match (n, P, 3, K) and (n, P + 1, K)"
+        )
+    W = problem.allocation_matrices
+    out = np.full((n, P), np.nan)
+    for i in range(n):
+        for p in range(P):
+            tau = alloc[i, p].sum()
+            if tau == 0:
+                continue
+            R = rem[i, p]
+            eff = np.stack([W[b] @ alloc[i, p, b] for b in range(3)])[:, R] / tau
+            _, v_star = lp.solve(R, budget, ALL_BLOCKS)
+            out[i, p] = float(eff.min()) / v_star
+    return out
+
+
+def safe_event_survival(problem: FairArmsProblem, tolerance: float, result: Any) -> dict[str, np.ndarray]:
+    """Eqs. (39)-(43) on a CSR run: in which phases the safe event ``E_l`` held, and whether ``k*``
+    was then kept.
+
+    ``E_l`` (Eq. 39): every remaining arm's ``Ŷ_k`` lies in ``[μ_k − 3/2^l, μ_k + 1/2^{l−1}]`` and
+    every remaining arm other than ``k*`` has both fairness estimates within ``3/2^l`` of the truth.
+    The paper concludes (Eqs. 42-43) that ``k*`` is then "safe from elimination" in phase ``l``.
+
+    Parameters
+    ----------
+    result : :class:`~.algorithms.IdentificationResult` of CSR-V1 or CSR-V2 (its ``estimates`` and
+        ``remaining``).
+
+    Returns
+    -------
+    dict with bool ndarrays of shape ``(n, P)``: ``"active"`` (the run computed estimates in the
+    phase, with ``k*`` still remaining before it), ``"safe"`` (``E_l`` held) and ``"kept"`` (``k*``
+    still remaining after the phase).
+    """
+    k_star = problem.best_fair_arm(tolerance)
+    if k_star < 0:
+        raise ValueError("safe_event_survival needs a problem with a best fair arm")
+    est = np.asarray(result.estimates)  # (n, P, 3, K)
+    rem = np.asarray(result.remaining)  # (n, P + 1, K)
+    n, P = est.shape[:2]
+    phase = np.arange(1, P + 1)[None, :, None]
+    Y, z, zr = est[:, :, 0], est[:, :, 1], est[:, :, 2]
+    before = rem[:, :-1]
+    with np.errstate(invalid="ignore"):
+        y_ok = (Y >= problem.mu - 3.0 / 2.0**phase) & (Y <= problem.mu + 1.0 / 2.0 ** (phase - 1))
+        z_ok = (np.abs(z - problem.zeta) < 3.0 / 2.0**phase) & (np.abs(zr - problem.zeta_reverse) < 3.0 / 2.0**phase)
+    z_ok[:, :, k_star] = True
+    computed = ~np.isnan(Y).all(axis=2)
+    active = computed & before[:, :, k_star]
+    safe = active & np.all(~before | (y_ok & z_ok), axis=2)
+    return {"active": active, "safe": safe, "kept": rem[:, 1:, k_star]}
