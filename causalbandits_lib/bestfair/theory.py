@@ -32,6 +32,7 @@ __all__ = [
     "lemma4_table",
     "lemma8_integer_ratio",
     "safe_event_survival",
+    "theorem7_interval",
     "check_lemma4",
 ]
 
@@ -358,3 +359,51 @@ def safe_event_survival(problem: FairArmsProblem, tolerance: float, result: Any)
     active = computed & before[:, :, k_star]
     safe = active & np.all(~before | (y_ok & z_ok), axis=2)
     return {"active": active, "safe": safe, "kept": rem[:, 1:, k_star]}
+
+
+def theorem7_interval(
+    truth: np.ndarray,
+    effective_fraction: np.ndarray,
+    tau: int,
+    phase: int,
+    alpha: float,
+    which: str,
+    log_base: float = 2.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The interval Theorem 7 (Eqs. 32, 33; Theorem 5 for one source arm) guarantees with
+    probability at least ``1 − alpha``.
+
+    Solving ``2 exp(−δ² τ (Z_k/τ)² / (c log(2/ε)²)) = alpha`` for ``δ`` gives
+    ``δ = log(2/ε) √(c ln(2/alpha)) / ((Z_k/τ) √τ)``, with ``c = 8`` for the outcome and ``c = 32``
+    for a fairness gap, and ``ε = 2^{-(phase−1)}``. The interval is ``[μ − δ − ε/2, μ + δ]`` for the
+    outcome and ``[ζ − δ − ε/2, ζ + δ + ε/2]`` for a fairness gap. (Eq. 27 prints ``D`` where Eq. 15
+    with Lemma 4's ``γ ≤ 2 log(2/ε) D`` gives ``D²``; Eq. 33, through ``O_k/τ = 1/D``, also squares
+    it: ``D²`` is used.) ``log`` has base ``log_base`` as the clip level does.
+
+    Parameters
+    ----------
+    truth : ndarray, shape (K,)
+        ``μ_k`` or ``ζ_k``.
+    effective_fraction : ndarray, shape (K,)
+        ``Z_k/τ`` (``O_k/τ_{s'}``); for pulls of one arm ``j`` only, ``1/M_kj`` (``1/D_kj``).
+    which : {"outcome", "fairness"}
+
+    Returns
+    -------
+    low, high, informative : ndarrays of shape (K,); ``informative`` where the interval is narrower
+    than the range of the estimated quantity (1 for ``μ``, 2 for ``ζ``).
+    """
+    if which not in ("outcome", "fairness"):
+        raise ValueError(f"which={which!r}; allowed are 'outcome' and 'fairness'")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha!r} must be in (0, 1)")
+    eps = 2.0 ** -(int(phase) - 1)
+    log_term = clip_multiplier(phase, log_base) / 2.0
+    c = 8.0 if which == "outcome" else 32.0
+    delta = log_term * math.sqrt(c * math.log(2.0 / alpha)) / (np.asarray(effective_fraction, float) * math.sqrt(tau))
+    truth = np.asarray(truth, dtype=float)
+    if which == "outcome":
+        low, high, span = truth - delta - eps / 2, truth + delta, 1.0
+    else:
+        low, high, span = truth - delta - eps / 2, truth + delta + eps / 2, 2.0
+    return low, high, (high - low) < span

@@ -112,3 +112,17 @@ def test_safe_event_survival_reads_the_estimates():
     est2 = np.stack([exact, exact])[None].copy()
     est2[0, 0, 1, k] += 5.0
     assert safe_event_survival(prob, 0.2, SimpleNamespace(estimates=est2, remaining=rem))["safe"][0, 0]
+
+
+def test_theorem7_interval_solves_the_tail_bound():
+    from causalbandits_lib.bestfair.theory import theorem7_interval
+
+    truth, frac = np.array([0.5, 0.2]), np.array([1.0, 0.01])
+    low, high, informative = theorem7_interval(truth, frac, 10_000, 2, 0.1, "outcome")
+    delta = high - truth
+    # the bound at this delta is exactly alpha: 2 exp(-δ² τ f² / (8 log2(2/ε)²)) with log2(2/ε) = phase = 2
+    np.testing.assert_allclose(2 * np.exp(-(delta**2) * 10_000 * frac**2 / (8 * 2.0**2)), 0.1)
+    np.testing.assert_allclose(truth - low, delta + 0.25)  # ε/2 = 1/4 in phase 2
+    assert informative.tolist() == [True, False]
+    lo_f, hi_f, _ = theorem7_interval(truth, frac, 10_000, 2, 0.1, "fairness")
+    np.testing.assert_allclose(hi_f - truth, 2 * delta + 0.25)  # c = 32 doubles δ
