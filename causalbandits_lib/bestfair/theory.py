@@ -33,6 +33,8 @@ __all__ = [
     "lemma8_integer_ratio",
     "safe_event_survival",
     "theorem7_interval",
+    "lemma9_bound",
+    "conditional_failure",
     "check_lemma4",
 ]
 
@@ -407,3 +409,36 @@ def theorem7_interval(
     else:
         low, high, span = truth - delta - eps / 2, truth + delta + eps / 2, 2.0
     return low, high, (high - low) < span
+
+
+def lemma9_bound(
+    problem: FairArmsProblem, T: int, config: AlgorithmConfig | None = None, lp: AllocationLP | None = None
+) -> np.ndarray:
+    """Lemma 9's bound on ``C_l = P(E_l^c | E_{1:l-1})`` for every phase ``l`` of a budget of ``T``
+    pulls, ``6 |R*(l)| exp(−2^{−2(l−1)} τ(l) v*(B, R(l))² / (32 l²))`` (Eq. 44), evaluated at its
+    largest: ``|R*(l)| = K`` and ``R(l) = [K]`` (``v*`` can only shrink as ``R`` grows), so a
+    measured ``C_l`` above it would contradict the lemma for any remaining sets. Returns shape ``(n(T),)``.
+    """
+    from .allocation import phase_budgets
+
+    config = config or AlgorithmConfig()
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    P = n_phases(T, config.phase_rule)
+    tau = phase_budgets(T, P)
+    _, v = lp.solve(np.ones(problem.n_arms, dtype=bool), config.budget_for(T), ALL_BLOCKS)
+    phase = np.arange(1, P + 1, dtype=float)
+    return 6.0 * problem.n_arms * np.exp(-(2.0 ** (-2.0 * (phase - 1))) * tau * v**2 / (32.0 * phase**2))
+
+
+def conditional_failure(safe: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Measured ``P(E_l^c | E_{1:l-1})`` per phase from per-run, per-phase indicators (shape
+    ``(n, P)``): among the runs active in phase ``l`` whose earlier active phases were all safe, the
+    fraction in which ``E_l`` failed. Returns the fractions (NaN where no run qualifies) and the
+    numbers of qualifying runs."""
+    safe, active = np.asarray(safe, bool), np.asarray(active, bool)
+    ok_before = np.cumprod(np.c_[np.ones(len(safe), bool), safe | ~active][:, :-1], axis=1).astype(bool)
+    cond = active & ok_before
+    n = cond.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(n > 0, (cond & ~safe).sum(axis=0) / np.maximum(n, 1), np.nan)
+    return frac, n

@@ -126,3 +126,18 @@ def test_theorem7_interval_solves_the_tail_bound():
     assert informative.tolist() == [True, False]
     lo_f, hi_f, _ = theorem7_interval(truth, frac, 10_000, 2, 0.1, "fairness")
     np.testing.assert_allclose(hi_f - truth, 2 * delta + 0.25)  # c = 32 doubles δ
+
+
+def test_conditional_failure_and_lemma9_bound():
+    from causalbandits_lib.bestfair.theory import conditional_failure, lemma9_bound
+
+    from .problems import easy_problem
+
+    safe = np.array([[True, False, True], [True, True, False], [False, True, True]])
+    active = np.array([[True, True, True], [True, True, True], [True, True, False]])
+    frac, n = conditional_failure(safe, active)
+    # phase 1: 1 of 3 fails; phase 2: runs 0 and 1 qualify, run 0 fails; phase 3: only run 1 qualifies, fails
+    np.testing.assert_array_equal(n, [3, 2, 1])
+    np.testing.assert_allclose(frac, [1 / 3, 1 / 2, 1.0])
+    b = lemma9_bound(easy_problem(), 5000, config=AlgorithmConfig(budget=1.0))
+    assert b.ndim == 1 and np.all(b > 0) and np.all(b <= 6 * 4)
