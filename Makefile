@@ -130,7 +130,7 @@ lock:
 # Every committed paper-scale record re-run with its own parameters and compared with it (results
 # hash, then metric by metric): what a reviewer runs on one record, on all of them.
 verify: $(STAMP)
-	$(BIN)/causalbandits verify results/paper
+	$(BIN)/causalbandits verify results/paper --jobs $(JOBS)
 
 clean:
 	rm -rf _build

@@ -6,7 +6,9 @@ pull, estimate every arm's outcome and both fairness gaps with the clipped estim
 sample pool as cell counts, its answer) is an array with a leading runs axis; only the multinomial
 draws of a phase loop over runs, each from the run's own generator
 (:class:`~causalbandits_lib.core.streams.RunStreams`), so run ``i``'s result does not depend on which
-other runs are simulated with it. :func:`identify_loop` is the reference that simulates one run at
+other runs are simulated with it. The stream of run ``i`` is the same for every algorithm and budget
+(:data:`PULL_STREAM_PREFIX`): comparisons are on common random numbers, paired by run.
+:func:`identify_loop` is the reference that simulates one run at
 a time; the notebook, the conformance test and the benchmark check that it agrees with
 :func:`identify` bit for bit.
 
@@ -56,6 +58,7 @@ __all__ = [
     "ALGORITHMS",
     "ALLOCATION_RULES",
     "NO_FAIR_ARM",
+    "PULL_STREAM_PREFIX",
     "AlgorithmConfig",
     "IdentificationResult",
     "Identification",
@@ -72,6 +75,12 @@ ALLOCATION_RULES = ("maxmin", "split")
 #: The answer "no fair arm exists".
 NO_FAIR_ARM = -1
 _UNDECIDED = -2
+
+#: Prefix of the pull streams: run ``i`` draws its multinomial pulls from stream ``bestfair/pulls`` of
+#: run ``i`` whatever the algorithm and budget, so runs are paired across algorithms and budgets (the
+#: first phase of CSR-V1 and CSR-V2 draws the very same pulls; later phases share the stream's state
+#: only as far as their allocations agree).
+PULL_STREAM_PREFIX = "bestfair/"
 
 
 @dataclass(frozen=True)
@@ -234,7 +243,9 @@ class _Runs:
         self.n = len(runs)
         K, C = problem.n_arms, problem.n_cells
         self.K = K
-        streams = RunStreams(seed, runs, prefix=f"bestfair/{algorithm}/T={int(T)}/")
+        # One stream per run shared by every algorithm and budget (common random numbers): run ``i``
+        # of two algorithms, or of one algorithm at two budgets, draws the same random numbers.
+        streams = RunStreams(seed, runs, prefix=PULL_STREAM_PREFIX)
         self.gens = streams.generators("pulls")
         self.budget = config.budget_for(T)
         self.probs = problem.cell_probs
@@ -265,7 +276,7 @@ class _Runs:
         return sum(parts) / len(parts)
 
     def pull(self, active: np.ndarray, alloc: np.ndarray) -> np.ndarray:
-        counts = self.zero_counts.copy()
+        counts = np.zeros(self.zero_counts.shape, dtype=np.int64)  # fresh zero pages: cheaper than a copy
         for i in np.flatnonzero(active):
             nz = alloc[i] > 0
             counts[i][nz] = self.gens[i].multinomial(alloc[i][nz], self.probs[nz])
@@ -461,7 +472,7 @@ class Identification:
 
     def identify(self, seed: int, runs: Sequence[int]) -> IdentificationResult:
         """Run the runs ``runs`` (global indices) from root seed ``seed``; run ``i`` draws from stream
-        ``bestfair/<algorithm>/T=<T>/pulls`` of run ``i`` only."""
+        ``bestfair/pulls`` of run ``i`` only (the same stream for every algorithm and budget)."""
         runs = run_indices(None, runs)
         cumulative = self.algorithm.endswith("V2")
         run = _csr if self.algorithm.startswith("CSR") else _two_stage
@@ -502,7 +513,8 @@ def identify(
     tolerance : float
         The fairness tolerance ``𝓔``.
     seed : int
-        Root seed; run ``i`` draws from stream ``bestfair/<algorithm>/T=<T>/pulls`` of run ``i``.
+        Root seed; run ``i`` draws from stream ``bestfair/pulls`` of run ``i``, the same for every
+        algorithm and budget, so results of run ``i`` are paired across them.
     n_runs, runs
         Either the number of runs (indices ``0..n_runs-1``) or explicit run indices.
     config : AlgorithmConfig, optional

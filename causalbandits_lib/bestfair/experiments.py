@@ -11,9 +11,9 @@
   stated margin), :func:`check_falls` (error at the largest budget below that at the smallest),
   :func:`check_mean_at_least` and :func:`combine_parts` (one claim made of several checks).
 
-Runs of different algorithms (and budgets) draw from their own streams (``seed``, algorithm,
-``T``), so run ``i`` of two algorithms is paired by index only: the paired differences are then
-differences of independent runs and their standard error is that of two independent means.
+Run ``i`` of every algorithm at every budget draws from the same stream (``seed``, run ``i``,
+:data:`~.algorithms.PULL_STREAM_PREFIX`): comparisons are paired on common random numbers, and the
+standard error of a mean paired difference is that of the differences.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from .model import FairArmsProblem
 
 __all__ = [
     "budget_curves",
+    "instance_errors",
+    "first_budget_below",
     "error_rates",
     "draw_counts",
     "check_falls",
@@ -103,7 +105,7 @@ def budget_curves(
 
     Each (algorithm, budget) pair is one task of :func:`causalbandits_lib.core.parallel.map_tasks`, so with
     ``jobs > 1`` the pairs run on that many worker processes and with ``scheduler`` on a Dask
-    cluster. A pair draws only from its own streams (``seed``, the algorithm and ``T``), and the
+    cluster. Run ``i`` draws only from its own stream (``seed`` and ``i``, shared by every pair), and the
     LP is solved without warm starts, so the results are identical however they are run. In this
     process (``jobs == 1``) the pairs share ``lp`` and ``estimator`` and their caches.
 
@@ -139,6 +141,51 @@ def budget_curves(
     for task, outcome in zip(tasks, outcomes):
         out[task["algorithm"]].append(outcome.result)
     return out
+
+
+def instance_errors(
+    problem: FairArmsProblem,
+    algorithms: Sequence[str],
+    budgets: Sequence[int],
+    tolerance: float,
+    seed: int,
+    n_runs: int,
+    config: AlgorithmConfig | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Per-run errors of every algorithm at every budget on one instance, and for the two-stage
+    baselines whether ``k*`` was lost in the fairness screening.
+
+    Returns
+    -------
+    errors : dict of algorithm to bool ndarray, shape ``(len(budgets), n_runs)``
+        ``chosen != k*`` (a wrong "no fair arm" counts).
+    lost : dict of two-stage algorithm to bool ndarray, shape ``(len(budgets), n_runs)``
+        ``k*`` no longer in ``R`` when the screening stage ends.
+    """
+    curves = budget_curves(
+        problem, algorithms, budgets, tolerance, seed, n_runs, config=config, jobs=jobs, scheduler=scheduler
+    )
+    k_star = problem.best_fair_arm(tolerance)
+    errors = {alg: np.stack([r.error for r in results]) for alg, results in curves.items()}
+    lost = {
+        alg: np.stack([~r.remaining[:, int((r.stage == 1).sum()), k_star] for r in results])
+        for alg, results in curves.items()
+        if alg.startswith("TS") and k_star >= 0
+    }
+    return errors, lost
+
+
+def first_budget_below(budgets: Sequence[int], error: np.ndarray, level: float) -> int | None:
+    """The smallest budget of the grid from which the mean error (``error``: shape
+    ``(len(budgets), n_runs)``) stays below ``level``; None if it never does."""
+    mean = np.asarray(error, dtype=float).mean(axis=1)
+    below = mean < level
+    for i in range(len(budgets)):
+        if below[i:].all():
+            return int(budgets[i])
+    return None
 
 
 # -- the checks behind the claims ----------------------------------------------------------------

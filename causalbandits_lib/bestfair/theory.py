@@ -30,6 +30,11 @@ __all__ = [
     "theorem1_informative_horizon",
     "theorem2_informative_horizon",
     "lemma4_table",
+    "lemma8_integer_ratio",
+    "safe_event_survival",
+    "theorem7_interval",
+    "lemma9_bound",
+    "conditional_failure",
     "check_lemma4",
 ]
 
@@ -274,3 +279,166 @@ def check_lemma4(table: dict[str, np.ndarray]) -> Verdict:
     }
     reason = v.reason.replace("horizons", "cases")
     return Verdict(v.verdict, reason, v.criterion.replace("horizon", "case"), details)
+
+
+def lemma8_integer_ratio(
+    problem: FairArmsProblem, allocation: np.ndarray, remaining: np.ndarray, lp: AllocationLP, budget: float
+) -> np.ndarray:
+    """Lemma 8 on the pulls an algorithm actually made: for every run and phase, the smallest
+    effective sample fraction of a remaining arm, ``min_{k∈R} min([A τ_Y]_k, [B τ_s]_k, [C τ_s']_k) / τ``,
+    divided by ``v*(B, R)`` (the LP's value for that remaining set).
+
+    The LP's continuous solution attains ``v*`` by construction; the algorithms pull integer counts
+    (largest-remainder rounding of ``τ ν*``), which can fall below it. A ratio ``>= 1`` means the
+    integer pulls keep Lemma 8's guarantee.
+
+    Parameters
+    ----------
+    allocation : int ndarray, shape (n, P, 3, K)
+        Pulls of each kind of each arm per phase (:attr:`.algorithms.IdentificationResult.allocation`
+        of a CSR run, which uses all three kinds).
+    remaining : bool ndarray, shape (n, P + 1, K)
+        The remaining sets; phase ``l`` allocates over ``remaining[:, l - 1]``.
+
+    Returns
+    -------
+    float ndarray, shape (n, P): NaN where the run made no pull in the phase (it had ended).
+    """
+    alloc = np.asarray(allocation, dtype=float)
+    rem = np.asarray(remaining, dtype=bool)
+    n, P = alloc.shape[:2]
+    if alloc.shape[2:] != (3, problem.n_arms) or rem.shape != (n, P + 1, problem.n_arms):
+        raise ValueError(
+            f"allocation {alloc.shape} and remaining {rem.shape} do not match (n, P, 3, K) and (n, P + 1, K)"
+        )
+    W = problem.allocation_matrices
+    out = np.full((n, P), np.nan)
+    for i in range(n):
+        for p in range(P):
+            tau = alloc[i, p].sum()
+            if tau == 0:
+                continue
+            R = rem[i, p]
+            eff = np.stack([W[b] @ alloc[i, p, b] for b in range(3)])[:, R] / tau
+            _, v_star = lp.solve(R, budget, ALL_BLOCKS)
+            out[i, p] = float(eff.min()) / v_star
+    return out
+
+
+def safe_event_survival(problem: FairArmsProblem, tolerance: float, result: Any) -> dict[str, np.ndarray]:
+    """Eqs. (39)-(43) on a CSR run: in which phases the safe event ``E_l`` held, and whether ``k*``
+    was then kept.
+
+    ``E_l`` (Eq. 39): every remaining arm's ``Ŷ_k`` lies in ``[μ_k − 3/2^l, μ_k + 1/2^{l−1}]`` and
+    every remaining arm other than ``k*`` has both fairness estimates within ``3/2^l`` of the truth.
+    The paper concludes (Eqs. 42-43) that ``k*`` is then "safe from elimination" in phase ``l``.
+
+    Parameters
+    ----------
+    result : :class:`~.algorithms.IdentificationResult` of CSR-V1 or CSR-V2 (its ``estimates`` and
+        ``remaining``).
+
+    Returns
+    -------
+    dict with bool ndarrays of shape ``(n, P)``: ``"active"`` (the run computed estimates in the
+    phase, with ``k*`` still remaining before it), ``"safe"`` (``E_l`` held) and ``"kept"`` (``k*``
+    still remaining after the phase).
+    """
+    k_star = problem.best_fair_arm(tolerance)
+    if k_star < 0:
+        raise ValueError("safe_event_survival needs a problem with a best fair arm")
+    est = np.asarray(result.estimates)  # (n, P, 3, K)
+    rem = np.asarray(result.remaining)  # (n, P + 1, K)
+    n, P = est.shape[:2]
+    phase = np.arange(1, P + 1)[None, :, None]
+    Y, z, zr = est[:, :, 0], est[:, :, 1], est[:, :, 2]
+    before = rem[:, :-1]
+    with np.errstate(invalid="ignore"):
+        y_ok = (Y >= problem.mu - 3.0 / 2.0**phase) & (Y <= problem.mu + 1.0 / 2.0 ** (phase - 1))
+        z_ok = (np.abs(z - problem.zeta) < 3.0 / 2.0**phase) & (np.abs(zr - problem.zeta_reverse) < 3.0 / 2.0**phase)
+    z_ok[:, :, k_star] = True
+    computed = ~np.isnan(Y).all(axis=2)
+    active = computed & before[:, :, k_star]
+    safe = active & np.all(~before | (y_ok & z_ok), axis=2)
+    return {"active": active, "safe": safe, "kept": rem[:, 1:, k_star]}
+
+
+def theorem7_interval(
+    truth: np.ndarray,
+    effective_fraction: np.ndarray,
+    tau: int,
+    phase: int,
+    alpha: float,
+    which: str,
+    log_base: float = 2.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The interval Theorem 7 (Eqs. 32, 33; Theorem 5 for one source arm) guarantees with
+    probability at least ``1 − alpha``.
+
+    Solving ``2 exp(−δ² τ (Z_k/τ)² / (c log(2/ε)²)) = alpha`` for ``δ`` gives
+    ``δ = log(2/ε) √(c ln(2/alpha)) / ((Z_k/τ) √τ)``, with ``c = 8`` for the outcome and ``c = 32``
+    for a fairness gap, and ``ε = 2^{-(phase−1)}``. The interval is ``[μ − δ − ε/2, μ + δ]`` for the
+    outcome and ``[ζ − δ − ε/2, ζ + δ + ε/2]`` for a fairness gap. (Eq. 27 prints ``D`` where Eq. 15
+    with Lemma 4's ``γ ≤ 2 log(2/ε) D`` gives ``D²``; Eq. 33, through ``O_k/τ = 1/D``, also squares
+    it: ``D²`` is used.) ``log`` has base ``log_base`` as the clip level does.
+
+    Parameters
+    ----------
+    truth : ndarray, shape (K,)
+        ``μ_k`` or ``ζ_k``.
+    effective_fraction : ndarray, shape (K,)
+        ``Z_k/τ`` (``O_k/τ_{s'}``); for pulls of one arm ``j`` only, ``1/M_kj`` (``1/D_kj``).
+    which : {"outcome", "fairness"}
+
+    Returns
+    -------
+    low, high, informative : ndarrays of shape (K,); ``informative`` where the interval is narrower
+    than the range of the estimated quantity (1 for ``μ``, 2 for ``ζ``).
+    """
+    if which not in ("outcome", "fairness"):
+        raise ValueError(f"which={which!r}; allowed are 'outcome' and 'fairness'")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha!r} must be in (0, 1)")
+    eps = 2.0 ** -(int(phase) - 1)
+    log_term = clip_multiplier(phase, log_base) / 2.0
+    c = 8.0 if which == "outcome" else 32.0
+    delta = log_term * math.sqrt(c * math.log(2.0 / alpha)) / (np.asarray(effective_fraction, float) * math.sqrt(tau))
+    truth = np.asarray(truth, dtype=float)
+    if which == "outcome":
+        low, high, span = truth - delta - eps / 2, truth + delta, 1.0
+    else:
+        low, high, span = truth - delta - eps / 2, truth + delta + eps / 2, 2.0
+    return low, high, (high - low) < span
+
+
+def lemma9_bound(
+    problem: FairArmsProblem, T: int, config: AlgorithmConfig | None = None, lp: AllocationLP | None = None
+) -> np.ndarray:
+    """Lemma 9's bound on ``C_l = P(E_l^c | E_{1:l-1})`` for every phase ``l`` of a budget of ``T``
+    pulls, ``6 |R*(l)| exp(−2^{−2(l−1)} τ(l) v*(B, R(l))² / (32 l²))`` (Eq. 44), evaluated at its
+    largest: ``|R*(l)| = K`` and ``R(l) = [K]`` (``v*`` can only shrink as ``R`` grows), so a
+    measured ``C_l`` above it would contradict the lemma for any remaining sets. Returns shape ``(n(T),)``.
+    """
+    from .allocation import phase_budgets
+
+    config = config or AlgorithmConfig()
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    P = n_phases(T, config.phase_rule)
+    tau = phase_budgets(T, P)
+    _, v = lp.solve(np.ones(problem.n_arms, dtype=bool), config.budget_for(T), ALL_BLOCKS)
+    phase = np.arange(1, P + 1, dtype=float)
+    return 6.0 * problem.n_arms * np.exp(-(2.0 ** (-2.0 * (phase - 1))) * tau * v**2 / (32.0 * phase**2))
+
+
+def conditional_failure(safe: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Measured ``P(E_l^c | E_{1:l-1})`` per phase from per-run, per-phase indicators (shape
+    ``(n, P)``): among the runs active in phase ``l`` whose earlier active phases were all safe, the
+    fraction in which ``E_l`` failed. Returns the fractions (NaN where no run qualifies) and the
+    numbers of qualifying runs."""
+    safe, active = np.asarray(safe, bool), np.asarray(active, bool)
+    ok_before = np.cumprod(np.c_[np.ones(len(safe), bool), safe | ~active][:, :-1], axis=1).astype(bool)
+    cond = active & ok_before
+    n = cond.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(n > 0, (cond & ~safe).sum(axis=0) / np.maximum(n, 1), np.nan)
+    return frac, n

@@ -417,14 +417,36 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- verify
+def _print_verification(v, rtol: float, max_lines: int) -> None:
+    if v.ok:
+        if v.smoke:
+            print(f"      ok: the notebook runs and judges all its claims ({v.rerun})", flush=True)
+        else:
+            how = "identical" if v.rerun_hash == v.cited_hash else f"equal within rtol {rtol:g}"
+            print(f"      ok: results {how} (results hash {v.cited_hash[:16]})", flush=True)
+        return
+    print(
+        f"      DIFFERS: {len(v.differences)} difference(s) (cited results hash {v.cited_hash[:16]}, "
+        f"re-run {str(v.rerun_hash)[:16]})"
+    )
+    for line in v.differences[:max_lines]:
+        print(f"        {line}")
+    if len(v.differences) > max_lines:
+        print(f"        ... and {len(v.differences) - max_lines} more")
+    sys.stdout.flush()
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
+    from ..core.parallel import map_tasks
+    from .bounds import check_jobs
     from .records import find_records
-    from .verify import verify_record
+    from .verify import verify_by_path, verify_record
 
     _check_rtol(args.rtol)
+    check_jobs(args.jobs, False)
     targets: list[Path] = []
     for given in args.records:
         path = Path(given)
@@ -437,32 +459,35 @@ def cmd_verify(args: argparse.Namespace) -> int:
             targets.append(path)
         else:
             raise ParameterError(f"{path}: no such record or folder; give records (.json) or folders of records")
-    if args.out:
-        out = writable_folder(Path(args.out), "--out")
-    else:
-        out = Path(tempfile.mkdtemp(prefix="causalbandits-verify-"))
+    out = (
+        writable_folder(Path(args.out), "--out") if args.out else Path(tempfile.mkdtemp(prefix="causalbandits-verify-"))
+    )
+    mode = "smoke re-execution" if args.smoke else "re-run with the record's parameters"
     failed = 0
     try:
-        for i, path in enumerate(targets, 1):
-            mode = "smoke re-execution" if args.smoke else "re-run with the record's parameters"
-            print(f"[{i}/{len(targets)}] {path}: {mode}", flush=True)
-            v = verify_record(path, out, rtol=args.rtol, smoke=args.smoke, timeout=args.timeout)
-            if v.ok:
-                if args.smoke:
-                    print(f"      ok: the notebook runs and judges all its claims ({v.rerun})")
+        if args.jobs == 1 or len(targets) == 1:
+            for i, path in enumerate(targets, 1):
+                print(f"[{i}/{len(targets)}] {path}: {mode}", flush=True)
+                v = verify_record(path, out, rtol=args.rtol, smoke=args.smoke, timeout=args.timeout)
+                failed += not v.ok
+                _print_verification(v, args.rtol, args.max_lines)
+        else:
+            print(f"{len(targets)} record(s), {mode}, on {args.jobs} worker processes", flush=True)
+            where = dict(out_dir=str(out), rtol=args.rtol, smoke=args.smoke, timeout=args.timeout)
+            tasks = [dict(path=str(p), **where) for p in targets]
+
+            def report(o) -> None:
+                nonlocal failed
+                print(f"  {targets[o.index]}:", flush=True)
+                if o.ok:
+                    failed += not o.result.ok
+                    _print_verification(o.result, args.rtol, args.max_lines)
                 else:
-                    how = "identical" if v.rerun_hash == v.cited_hash else f"equal within rtol {args.rtol:g}"
-                    print(f"      ok: results {how} (results hash {v.cited_hash[:16]})")
-                continue
-            failed += 1
-            print(
-                f"      DIFFERS: {len(v.differences)} difference(s) (cited results hash {v.cited_hash[:16]}, "
-                f"re-run {str(v.rerun_hash)[:16]})"
-            )
-            for line in v.differences[: args.max_lines]:
-                print(f"        {line}")
-            if len(v.differences) > args.max_lines:
-                print(f"        ... and {len(v.differences) - args.max_lines} more")
+                    failed += 1
+                    first = (o.error or "unknown error").strip().splitlines()[-1]
+                    print(f"      DIFFERS: the verification itself failed: {first}", flush=True)
+
+            map_tasks(verify_by_path, tasks, jobs=args.jobs, retries=0, on_done=report)
     finally:
         if not args.out:
             shutil.rmtree(out, ignore_errors=True)
@@ -608,6 +633,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell (default: none)")
     p.add_argument("--max-lines", type=int, default=20, help="differences shown per record [%(default)s]")
+    p.add_argument(
+        "--jobs", type=int, default=1, help="records verified at once, each in its own process [%(default)s]"
+    )
     p.set_defaults(func=cmd_verify)
     return parser
 

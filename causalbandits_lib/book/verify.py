@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .records import compare_results, load_record, results_hash, results_view
 
-__all__ = ["Verification", "verify_record", "compare_data", "run_summary"]
+__all__ = ["Verification", "verify_record", "verify_by_path", "compare_data", "run_summary"]
 
 
 @dataclass
@@ -106,6 +106,11 @@ def verify_record(
     return outcome
 
 
+def verify_by_path(path: str, out_dir: str, rtol: float, smoke: bool, timeout: int | None) -> Verification:
+    """:func:`verify_record` for a worker process of ``causalbandits verify --jobs``."""
+    return verify_record(Path(path), Path(out_dir), rtol=rtol, smoke=smoke, timeout=timeout)
+
+
 def run_summary(record_path: Path) -> list[str]:
     """What ``causalbandits run`` prints after a notebook: the verdict counts, and either every
     claim whose verdict differs from the committed paper-scale record of the same notebook, or a
@@ -120,6 +125,8 @@ def run_summary(record_path: Path) -> list[str]:
     committed = paths.paper_results_dir() / chapter / f"{name}.json"
     if not committed.is_file():
         return lines + ["no committed paper-scale record of this notebook to compare with"]
+    if committed.resolve() == Path(record_path).resolve():
+        return lines + ["this run wrote the paper-scale record itself (compare with git diff or causalbandits diff)"]
     paper = load_record(committed)
     other = {k: v for k, v in rec["parameters"].items() if k != "profile" and paper["parameters"].get(k) != v}
     if other:

@@ -48,6 +48,7 @@ __all__ = [
     "DecomposedUCB",
     "FairUCB",
     "TrueDeltaFairUCB",
+    "WidthRecordingUCB",
     "FairLinUCB",
     "linear_features",
     "FALLBACKS",
@@ -509,6 +510,46 @@ class TrueDeltaFairUCB(DecomposedUCB):
     def select(self, t: int, context: np.ndarray) -> np.ndarray:
         ucb = self.arm_ucb(t, context)
         return argmax_ties(np.where(self.allowed[context], ucb, -np.inf), self._tie_noise(t))
+
+
+class WidthRecordingUCB(DecomposedUCB):
+    """D-UCB that also reports, every round, the width of its choice: the optimistic index of the
+    arm it plays minus that arm's exact mean, ``UCB_{a_t}(t) − μ(x_t, a_t)`` (diagnostic ``width``).
+
+    The summand of Proposition 2 (App. D) for a deterministic policy. Its choices are D-UCB's, so a
+    run equals :class:`DecomposedUCB`'s run for run; being a subclass, it runs on the numpy path
+    (the compiled kernel does not expose the index). ``true_means`` is the exact ``μ(x, a)``, shape
+    ``(n_contexts, n_arms)`` (e.g. ``env.means``), never an estimate.
+    """
+
+    def __init__(
+        self,
+        dec: CellDecomposition,
+        true_means,
+        config: DecomposedUCBConfig | None = None,
+        *,
+        name: str = "D-UCB",
+        **knobs,
+    ):
+        super().__init__(dec, config, name=name, **knobs)
+        self.true_means = np.asarray(true_means, dtype=float)
+        if self.true_means.shape != dec.probs.shape[:2]:
+            raise ValueError(
+                f"true_means has shape {self.true_means.shape}; the decomposition needs {dec.probs.shape[:2]}"
+            )
+
+    def reset(self, streams: RunStreams) -> None:
+        super().reset(streams)
+        self.last_diagnostics = {}
+
+    def select(self, t: int, context: np.ndarray) -> np.ndarray:
+        ucb = self.arm_ucb(t, context)
+        chosen = argmax_ties(ucb, self._tie_noise(t))
+        self.last_diagnostics = {"width": ucb[self._rows, chosen] - self.true_means[context, chosen]}
+        return chosen
+
+    def diagnostics(self) -> dict[str, np.ndarray]:
+        return self.last_diagnostics
 
 
 def linear_features(context_features: np.ndarray, arm_features: np.ndarray, bias: bool = True) -> np.ndarray:

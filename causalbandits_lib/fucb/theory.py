@@ -44,6 +44,8 @@ __all__ = [
     "theorem3_alpha_condition",
     "theorem3_alpha_r",
     "theorem3_bound",
+    "proposition2_bound",
+    "domain_size",
     "smallest_discrepancy_radius",
     "arm_cell_range",
     "check_interval_bounds",
@@ -149,6 +151,35 @@ def theorem3_bound(n_cells, T, tau, delta0=0.0, delta_E=None, version: str = "pr
     li = li_E if version == "printed" else np.log(4.0 * n_cells * T / delta_E)
     width = 2.0 * np.sqrt(2.0 * T * n_cells * li) + 4.0 * np.sqrt(T * np.log(2.0 / delta_E) * li)
     return (alpha_r + 1.0) * width
+
+
+def proposition2_bound(n_cells, T, delta, alpha_r=1.0) -> np.ndarray:
+    """Proposition 2 (App. D): with ``δ_E = 4|W|Tδ``, with probability at least ``1 − δ_E/2``,
+    ``Σ_t (E_{π_t}[UCB_a(t)] − E_{π_t}[μ_a]) ≤ (α_r + 1)(2 sqrt(2T|W| log(1/δ)) + 4 sqrt(T log(2/δ_E) log(1/δ)))``.
+
+    ``delta`` is the per-cell confidence level ``δ`` of the radii (``δ_E`` follows from it);
+    ``α_r = 1`` is D-UCB. Raises when ``δ_E >= 1`` (the statement is then empty)."""
+    n_cells, T = _check(n_cells, T, delta=delta)
+    delta = np.asarray(delta, dtype=float)
+    delta_E = 4.0 * n_cells * T * delta
+    if np.any(delta_E >= 1):
+        raise ValueError(f"delta_E = 4|W|T delta = {delta_E} must be < 1")
+    alpha_r = np.asarray(alpha_r, dtype=float)
+    if np.any(alpha_r < 1):
+        raise ValueError(f"alpha_r={alpha_r} must be >= 1")
+    li = np.log(1.0 / delta)
+    width = 2.0 * np.sqrt(2.0 * T * n_cells * li) + 4.0 * np.sqrt(T * np.log(2.0 / delta_E) * li)
+    return (alpha_r + 1.0) * width
+
+
+def domain_size(cards, nodes) -> int:
+    """The number of joint values of ``nodes`` (``cards`` maps a node to its number of values)."""
+    out = 1
+    for n in nodes:
+        if int(cards[n]) < 1:
+            raise ValueError(f"node {n!r} has {cards[n]} values")
+        out *= int(cards[n])
+    return out
 
 
 def smallest_discrepancy_radius(weights, t) -> np.ndarray:

@@ -62,3 +62,82 @@ def test_informative_horizons_and_lemma4_cases(loose):
     # a clip level below the quantile where it is informative fails
     bad = dict(tab, clip=np.minimum(tab["clip"], 0.5 * tab["quantile"]))
     assert check_lemma4(bad).verdict == "not reproduced"
+
+
+def test_lemma8_integer_ratio_is_one_for_exact_pulls_and_below_for_a_bad_allocation():
+    from causalbandits_lib.bestfair.allocation import ALL_BLOCKS, AllocationLP
+    from causalbandits_lib.bestfair.theory import lemma8_integer_ratio
+
+    from .problems import easy_problem
+
+    prob = easy_problem()
+    lp = AllocationLP(prob.allocation_matrices, prob.costs)
+    R = np.ones(prob.n_arms, dtype=bool)
+    nu, _ = lp.solve(R, 1.0, ALL_BLOCKS)
+    # pulls proportional to the LP's solution (a multiple where tau * nu is integral up to float)
+    tau = 10**6
+    exact = np.round(nu * tau)
+    bad = np.zeros((3, prob.n_arms))
+    bad[0, 0] = tau  # every pull of one kind: the fairness fractions are zero
+    alloc = np.stack([exact, bad])[:, None]  # (2 runs, 1 phase, 3, K)
+    remaining = np.ones((2, 2, prob.n_arms), dtype=bool)
+    ratio = lemma8_integer_ratio(prob, alloc, remaining, lp, 1.0)
+    assert ratio.shape == (2, 1)
+    assert ratio[0, 0] == pytest.approx(1.0, abs=1e-5)
+    assert ratio[1, 0] == 0.0
+    # a run without pulls in a phase gives NaN
+    assert np.isnan(lemma8_integer_ratio(prob, np.zeros((1, 1, 3, prob.n_arms)), remaining[:1], lp, 1.0)[0, 0])
+
+
+def test_safe_event_survival_reads_the_estimates():
+    from types import SimpleNamespace
+
+    from causalbandits_lib.bestfair.theory import safe_event_survival
+
+    from .problems import easy_problem
+
+    prob = easy_problem()
+    k = prob.best_fair_arm(0.2)
+    K = prob.n_arms
+    exact = np.stack([prob.mu, prob.zeta, prob.zeta_reverse])  # (3, K): exact estimates
+    est = np.stack([exact, exact])[None].copy()  # 1 run, 2 phases
+    est[0, 1, 0, (k + 1) % K] += 0.9  # phase 2: another arm's outcome estimate far off -> not safe
+    rem = np.ones((1, 3, K), dtype=bool)
+    rem[0, 2, k] = False  # k* removed in phase 2
+    out = safe_event_survival(prob, 0.2, SimpleNamespace(estimates=est, remaining=rem))
+    np.testing.assert_array_equal(out["safe"], [[True, False]])
+    np.testing.assert_array_equal(out["kept"], [[True, False]])
+    np.testing.assert_array_equal(out["active"], [[True, True]])
+    # k*'s own fairness estimates do not enter E_l
+    est2 = np.stack([exact, exact])[None].copy()
+    est2[0, 0, 1, k] += 5.0
+    assert safe_event_survival(prob, 0.2, SimpleNamespace(estimates=est2, remaining=rem))["safe"][0, 0]
+
+
+def test_theorem7_interval_solves_the_tail_bound():
+    from causalbandits_lib.bestfair.theory import theorem7_interval
+
+    truth, frac = np.array([0.5, 0.2]), np.array([1.0, 0.01])
+    low, high, informative = theorem7_interval(truth, frac, 10_000, 2, 0.1, "outcome")
+    delta = high - truth
+    # the bound at this delta is exactly alpha: 2 exp(-δ² τ f² / (8 log2(2/ε)²)) with log2(2/ε) = phase = 2
+    np.testing.assert_allclose(2 * np.exp(-(delta**2) * 10_000 * frac**2 / (8 * 2.0**2)), 0.1)
+    np.testing.assert_allclose(truth - low, delta + 0.25)  # ε/2 = 1/4 in phase 2
+    assert informative.tolist() == [True, False]
+    lo_f, hi_f, _ = theorem7_interval(truth, frac, 10_000, 2, 0.1, "fairness")
+    np.testing.assert_allclose(hi_f - truth, 2 * delta + 0.25)  # c = 32 doubles δ
+
+
+def test_conditional_failure_and_lemma9_bound():
+    from causalbandits_lib.bestfair.theory import conditional_failure, lemma9_bound
+
+    from .problems import easy_problem
+
+    safe = np.array([[True, False, True], [True, True, False], [False, True, True]])
+    active = np.array([[True, True, True], [True, True, True], [True, True, False]])
+    frac, n = conditional_failure(safe, active)
+    # phase 1: 1 of 3 fails; phase 2: runs 0 and 1 qualify, run 0 fails; phase 3: only run 1 qualifies, fails
+    np.testing.assert_array_equal(n, [3, 2, 1])
+    np.testing.assert_allclose(frac, [1 / 3, 1 / 2, 1.0])
+    b = lemma9_bound(easy_problem(), 5000, config=AlgorithmConfig(budget=1.0))
+    assert b.ndim == 1 and np.all(b > 0) and np.all(b <= 6 * 4)

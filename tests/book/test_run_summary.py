@@ -73,3 +73,11 @@ def test_run_prints_verdicts_and_renders_a_self_contained_page(tmp_path, capsys)
     html = page.read_text()
     assert html.count("data:image/png;base64,") >= 1  # figures embedded, no side files
     assert "primer.ucb1.below_upper_bound" in html  # the claims table is on the page
+
+
+def test_a_run_that_writes_the_paper_record_does_not_compare_it_with_itself(record_dir, tmp_path, monkeypatch):
+    nb = setup_notebook(NB, profile="paper")
+    nb.claim("primer.x.y", "s", checks.check_at_most(1, 2), kind="experiment")
+    path = nb.finish(show=False)
+    monkeypatch.setattr(paths, "paper_results_dir", lambda: path.parent.parent)
+    assert run_summary(path)[1].startswith("this run wrote the paper-scale record itself")

@@ -13,15 +13,16 @@ from causalbandits_lib.book.cli import main
 RECORD = "results/paper/primer/01_bandits_and_regret.json"
 
 
-def _copy_of_the_book(tmp_path):
-    """The parts of the checkout a re-run reads (table of contents, notebooks, the cited record)."""
+def _copy_of_the_book(tmp_path, records=(RECORD,)):
+    """The parts of the checkout a re-run reads (table of contents, notebooks, the cited records)."""
     root = paths.book_root()
     copy = tmp_path / "book"
     copy.mkdir()
     shutil.copy(root / "_toc.yml", copy / "_toc.yml")
     shutil.copytree(root / "notebooks", copy / "notebooks")
-    (copy / RECORD).parent.mkdir(parents=True)
-    shutil.copy(root / RECORD, copy / RECORD)
+    for record in records:
+        (copy / record).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / record, copy / record)
     return copy
 
 
@@ -56,6 +57,16 @@ def test_verify_smoke_checks_that_every_claim_is_still_judged(tmp_path, monkeypa
     source.write_text(text.replace('nb.claim(\n    "primer.', 'nb.claim(\n    "primer.renamed_', 1))
     assert main(["verify", "--smoke", str(copy / RECORD)]) == 1
     assert "not judged by the smoke re-run" in capsys.readouterr().out
+
+
+@pytest.mark.notebooks
+def test_verify_on_two_workers_reports_every_record(tmp_path, monkeypatch, capsys):
+    second = "results/paper/primer/02_seeing_and_doing.json"
+    copy = _copy_of_the_book(tmp_path, (RECORD, second))
+    monkeypatch.setenv(paths.ROOT_ENV, str(copy))
+    assert main(["verify", "--smoke", "--jobs", "2", str(copy / "results" / "paper")]) == 0
+    out = capsys.readouterr().out
+    assert "2 record(s) verified: 2 ok, 0 differ" in out and out.count("judges all its claims") == 2
 
 
 def test_verify_refuses_what_is_not_a_record(tmp_path, capsys):

@@ -21,6 +21,7 @@ from causalbandits_lib.fucb.algorithms import (
     FairUCBConfig,
     IdentifiedDiscrepancy,
     TrueDeltaFairUCB,
+    WidthRecordingUCB,
     linear_features,
 )
 from causalbandits_lib.fucb.experiments import email_setup
@@ -173,3 +174,18 @@ def test_configs_are_frozen_and_keywords_replace_their_fields(email):
     a = simulate(email.env, DecomposedUCB(dec, DecomposedUCBConfig(tie_break="random")), 60, 1, n_runs=2)
     b = simulate(email.env, DecomposedUCB(dec, tie_break="random"), 60, 1, n_runs=2)
     np.testing.assert_array_equal(a["regret"], b["regret"])
+
+
+def test_width_recording_ucb_makes_ducb_choices_and_reports_index_minus_exact_mean():
+    env, dec = fair_toy()
+    plain = simulate(env, DecomposedUCB(dec), 400, 3, n_runs=3, backend="numpy")
+    rec = simulate(env, WidthRecordingUCB(dec, env.means), 400, 3, n_runs=3, metrics=("regret", "width"))
+    assert rec.info["backend"] == "numpy"
+    np.testing.assert_array_equal(rec["regret"], plain["regret"])
+    # round 1: no observation and log(1/δ_1) = 0, so the index is the unseen mean 0 and the width is -μ
+    first = rec["width"][:, 0]
+    assert np.all(first <= 0) and np.all(first >= -1) and np.any(first < 0)
+    # later the index of the played arm is optimistic in almost every round (the good event)
+    assert np.mean(rec["width"][:, 100:] >= 0) > 0.95
+    with pytest.raises(ValueError):
+        WidthRecordingUCB(dec, env.means[:, :1])

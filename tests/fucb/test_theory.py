@@ -98,3 +98,27 @@ def test_interval_bounds_are_tested_only_where_narrower_than_trivial():
     assert theory.check_interval_bounds(grid, grid - 0.1, grid + 0.1, np.zeros(3), np.ones(3)).verdict == "reproduced"
     # rounding at the edge of a bound does not count as a violation
     assert theory.check_interval_bounds(true, true + 1e-15, true + 1e-15, 0.0, 1.0).verdict == "reproduced"
+
+
+def test_proposition2_bound_matches_theorem3_width_term_and_rejects_empty_statements():
+    # Theorem 3 (corrected) is Proposition 2 with α_r = 1 + 2/(τ − Δ) and δ = δ_E/(4|W|T)
+    W, T, tau, d0 = 12, 5000, 0.3, 0.05
+    delta_E = 1.0 / T**2
+    a = float(theory.theorem3_alpha_r(tau, d0, version="corrected"))
+    p2 = float(theory.proposition2_bound(W, T, delta_E / (4 * W * T), alpha_r=a))
+    assert p2 == pytest.approx(float(theory.theorem3_bound(W, T, tau, d0, version="corrected")), rel=1e-12)
+    # grows with α_r and with T, and is (α_r + 1) times a common width
+    b1, b3 = (float(theory.proposition2_bound(W, T, 1e-9, alpha_r=x)) for x in (1.0, 3.0))
+    assert b3 / b1 == pytest.approx(2.0)
+    assert float(theory.proposition2_bound(W, 2 * T, 1e-9)) > b1
+    with pytest.raises(ValueError):
+        theory.proposition2_bound(W, T, 1.0 / (4 * W * T))  # δ_E = 1
+    with pytest.raises(ValueError):
+        theory.proposition2_bound(W, T, 1e-9, alpha_r=0.5)
+
+
+def test_domain_size_multiplies_cardinalities():
+    assert theory.domain_size({"a": 3, "b": 4, "c": 2}, ("a", "b", "c")) == 24
+    assert theory.domain_size({"a": 3}, ()) == 1
+    with pytest.raises(ValueError):
+        theory.domain_size({"a": 0}, ("a",))

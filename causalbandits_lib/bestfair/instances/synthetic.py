@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
+from scipy.stats import binom
 
 from ...core.scm import DiscreteSCM
 from ..model import FairArmsProblem, cheap_arm_costs
@@ -42,6 +43,7 @@ __all__ = [
     "SyntheticInstance",
     "synthetic_instance",
     "bernoulli_context_problem",
+    "binomial_variant",
     "bernoulli_context_scm",
 ]
 
@@ -208,6 +210,7 @@ def bernoulli_context_problem(
     p_s: float = 0.5,
     costs: np.ndarray | None = None,
     name: str = "synthetic",
+    v_levels: int = 2,
 ) -> FairArmsProblem:
     """The :class:`FairArmsProblem` of the graph ``S → X → V → Y ← E`` (direct construction).
 
@@ -216,11 +219,17 @@ def bernoulli_context_problem(
     p_x_s, p_x_sp : ndarray, shape (m,)
         ``P(X | S=s)`` and ``P(X | S=s')``.
     q : ndarray, shape (K, m)
-        ``q[k, x] = P_k(V = 1 | X = x)``.
+        With ``v_levels = 2`` (the book's instances): ``q[k, x] = P_k(V = 1 | X = x)``. With
+        ``v_levels = n + 1 > 2`` (our reading of the paper's generator, "each arm has a binomial
+        distribution"): ``V | X=x ~ Binomial(n, q[k, x])`` on ``{0..n}`` and ``f(v) = v / n``, so
+        that ``E_k[f(V) | x] = q[k, x]`` and the means and fairness gaps are the same as with
+        ``v_levels = 2``; only the divergences (and so the difficulty) change.
     p_noise : float
-        ``P(E = 1)``; ``Y = V`` if ``E = 1`` else ``1 − V``.
+        ``P(E = 1)``; ``Y = f(V)`` if ``E = 1`` else ``1 − f(V)``.
 
-    The cells are ``(x, v, y)`` in C order, shape ``m × 2 × 2``.
+    The cells are ``(x, v, e)`` in C order, shape ``m × v_levels × 2`` (``y`` = ``1 − f(v)`` for
+    ``e = 0`` and ``f(v)`` for ``e = 1``; with ``v_levels = 2`` the cell ``(x, v, e)`` is the cell
+    ``(x, v, y)`` with ``y = v`` xor ``(1 − e)``, stored as ``(x, v, y)`` as before).
     """
     ps, psp, q = (np.asarray(a, dtype=float) for a in (p_x_s, p_x_sp, q))
     m = ps.shape[0]
@@ -228,16 +237,26 @@ def bernoulli_context_problem(
         raise ValueError(f"shapes do not match: P(X|s) {ps.shape}, P(X|s') {psp.shape}, q {q.shape}")
     if np.any(q <= 0) or np.any(q >= 1):
         raise ValueError("every q must lie strictly between 0 and 1 (the arms must share their support)")
+    if int(v_levels) != v_levels or v_levels < 2:
+        raise ValueError(f"v_levels={v_levels!r} must be an integer >= 2")
+    L = int(v_levels)
+    n = L - 1
     p_x = np.stack([p_s * ps + (1 - p_s) * psp, ps, psp])  # (3, m) by pool
-    p_v = np.stack([1.0 - q, q], axis=-1)  # (K, m, 2)
-    p_y = np.array([[p_noise, 1 - p_noise], [1 - p_noise, p_noise]])  # (v, y): Y = V w.p. p_noise
+    v = np.arange(L)
+    p_v = binom.pmf(v[None, None, :], n, q[:, :, None])  # (K, m, L)
+    f = v / n
+    if L == 2:  # cells (x, v, y): Y = V w.p. p_noise
+        p_y = np.array([[p_noise, 1 - p_noise], [1 - p_noise, p_noise]])  # (v, y)
+        cell_y = np.broadcast_to(np.array([0.0, 1.0])[None, None, :], (m, 2, 2)).reshape(-1)
+    else:  # cells (x, v, e): Y = f(v) if e = 1 else 1 - f(v)
+        p_y = np.broadcast_to(np.array([1 - p_noise, p_noise]), (L, 2))
+        cell_y = np.broadcast_to(np.stack([1 - f, f], axis=-1)[None], (m, L, 2)).reshape(-1)
     cell = p_x[:, None, :, None, None] * p_v[None, :, :, :, None] * p_y[None, None, None, :, :]
     K = q.shape[0]
     cell_probs = cell.reshape(3, K, -1)
-    arm_prob = np.broadcast_to(p_v[:, :, :, None], (K, m, 2, 2)).reshape(K, -1)
-    rho = np.broadcast_to((ps / psp)[:, None, None], (m, 2, 2)).reshape(-1)
-    cell_y = np.broadcast_to(np.array([0.0, 1.0])[None, None, :], (m, 2, 2)).reshape(-1)
-    codes = np.array(np.unravel_index(np.arange(4 * m), (m, 2, 2))).T
+    arm_prob = np.broadcast_to(p_v[:, :, :, None], (K, m, L, 2)).reshape(K, -1)
+    rho = np.broadcast_to((ps / psp)[:, None, None], (m, L, 2)).reshape(-1)
+    codes = np.array(np.unravel_index(np.arange(2 * L * m), (m, L, 2))).T
     return FairArmsProblem(
         cell_probs,
         np.ascontiguousarray(arm_prob),
@@ -246,9 +265,40 @@ def bernoulli_context_problem(
         costs=cheap_arm_costs(K, 0) if costs is None else costs,
         name=name,
         arm_names=[f"arm {k + 1}" for k in range(K)],
-        observed=("X", "V", "Y"),
+        observed=("X", "V", "Y" if L == 2 else "E"),
         cell_codes=codes,
     )
+
+
+def binomial_variant(instance: "SyntheticInstance", v_levels: int) -> "SyntheticInstance":
+    """Our reading of the paper's generator on the same instance: the same ``P(X | S)`` and ``q``,
+    but ``V | X=x ~ Binomial(v_levels − 1, q[k, x])`` with ``f(v) = v / (v_levels − 1)``
+    (:func:`bernoulli_context_problem`). Means, fairness gaps, ``k*`` and the gaps are exactly those
+    of ``instance``; the divergences are recomputed (``M_to_cheap_range``, ``D_to_cheap_range``) and
+    are *not* held to the setting's bands (the binomial tables set them).
+    """
+    base = instance.problem
+    problem = bernoulli_context_problem(
+        instance.p_x_s,
+        instance.p_x_sp,
+        instance.q,
+        instance.setting.p_noise,
+        instance.setting.p_s,
+        name=f"{base.name}/binomial{int(v_levels)}",
+        v_levels=v_levels,
+    )
+    others = np.arange(1, problem.n_arms)
+    m1 = problem.M[others, 0]
+    d1 = np.concatenate([problem.D[others, 0], problem.D_reverse[others, 0]])
+    facts = dict(instance.facts)
+    facts.update(
+        {
+            "v_levels": int(v_levels),
+            "M_to_cheap_range": [float(m1.min()), float(m1.max())],
+            "D_to_cheap_range": [float(d1.min()), float(d1.max())],
+        }
+    )
+    return SyntheticInstance(instance.setting, problem, instance.p_x_s, instance.p_x_sp, instance.q, facts)
 
 
 def bernoulli_context_scm(
