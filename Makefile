@@ -28,6 +28,16 @@ CHAPTER ?= all
 JOBS ?= 2
 
 export PYTHONHASHSEED := 0
+# One arithmetic on every x86-64 machine with AVX2, for the tests, the book and every execution
+# (causalbandits_lib.book.execution.blas_environment sets the same for runs outside make):
+# OpenBLAS's Haswell kernels, and numpy without its AVX-512 code paths (their last bits differ).
+CPUFLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+ifneq ($(and $(filter avx2,$(CPUFLAGS)),$(filter fma,$(CPUFLAGS))),)
+export OPENBLAS_CORETYPE ?= Haswell
+endif
+ifneq ($(filter avx512f,$(CPUFLAGS)),)
+export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
+endif
 
 .PHONY: help setup mathjax book lint test test-unit test-notebooks test-book bench reproduce sensitivity report verify serve lock clean
 

@@ -168,17 +168,39 @@ def remove_stale_kernel_folders() -> list[Path]:
     return removed
 
 
-def blas_environment() -> dict[str, str]:
-    """The OpenBLAS kernel set every execution uses: ``OPENBLAS_CORETYPE`` as the user set it, else
-    ``Haswell`` on an x86-64 CPU that has AVX2 and FMA (the kernels this machine's numbers come
-    from), else nothing (OpenBLAS chooses, and the record names what it chose)."""
-    if os.environ.get("OPENBLAS_CORETYPE"):
-        return {"OPENBLAS_CORETYPE": os.environ["OPENBLAS_CORETYPE"]}
+#: numpy's dispatch targets above AVX2 (numpy 2.4): with them numpy evaluates some functions
+#: (``log1p`` among them) by AVX-512 code whose last bit can differ from its AVX2 code.
+NUMPY_ABOVE_AVX2 = "X86_V4 AVX512_ICL AVX512_SPR"
+
+
+def _cpu_flags() -> set[str]:
     try:
-        flags = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo") if line.startswith("flags")), [])
+        with open("/proc/cpuinfo") as fh:
+            return set(next((line.split(":", 1)[1].split() for line in fh if line.startswith("flags")), []))
     except OSError:
-        return {}
-    return {"OPENBLAS_CORETYPE": "Haswell"} if {"avx2", "fma"} <= set(flags) else {}
+        return set()
+
+
+def blas_environment() -> dict[str, str]:
+    """The arithmetic every execution uses, as environment variables for its kernel.
+
+    ``OPENBLAS_CORETYPE``: as the user set it, else ``Haswell`` on an x86-64 CPU with AVX2 and FMA
+    (OpenBLAS otherwise picks its kernels by CPU, and they sum in other orders).
+    ``NPY_DISABLE_CPU_FEATURES``: as the user set it, else, on a CPU with AVX-512, numpy's dispatch
+    targets above AVX2 (:data:`NUMPY_ABOVE_AVX2`), so that numpy's elementwise functions give the
+    same bits as on an AVX2 machine. The Makefile exports the same two for the tests and the book.
+    """
+    flags = _cpu_flags()
+    env = {}
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        env["OPENBLAS_CORETYPE"] = os.environ["OPENBLAS_CORETYPE"]
+    elif {"avx2", "fma"} <= flags:
+        env["OPENBLAS_CORETYPE"] = "Haswell"
+    if os.environ.get("NPY_DISABLE_CPU_FEATURES"):
+        env["NPY_DISABLE_CPU_FEATURES"] = os.environ["NPY_DISABLE_CPU_FEATURES"]
+    elif "avx512f" in flags:
+        env["NPY_DISABLE_CPU_FEATURES"] = NUMPY_ABOVE_AVX2
+    return env
 
 
 def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
@@ -330,6 +352,7 @@ def execute_notebook(
     # OPENBLAS_CORETYPE: OpenBLAS picks its kernels by CPU, and sums in a different order on CPUs
     # with other vector units, so BLAS-heavy results (fairx's linear algorithms) differ in the
     # last digits between machines; one kernel set for every x86-64 CPU with AVX2 removes that.
+    # NPY_DISABLE_CPU_FEATURES: likewise numpy's AVX-512 code for some elementwise functions.
     env = {
         RECORD_DIR_ENV: str(staged_records),
         RECORD_SHOWN_AS_ENV: str(record),

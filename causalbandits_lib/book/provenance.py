@@ -117,6 +117,7 @@ def platform_info() -> dict[str, Any]:
         "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
         "blas": blas_info(),
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "numpy_disabled_cpu_features": os.environ.get("NPY_DISABLE_CPU_FEATURES"),
     }
 
 

@@ -254,12 +254,16 @@ def test_a_page_below_paper_scale_shows_one_verdict_per_claim(record_dir, monkey
 def test_records_name_the_blas_kernels_and_executions_pin_them(monkeypatch):
     """BLAS-heavy numbers differ in the last digits between OpenBLAS kernel sets: a record names the
     set it ran with, and executions pin one (the user's choice first)."""
-    from causalbandits_lib.book.execution import blas_environment
+    from causalbandits_lib.book.execution import NUMPY_ABOVE_AVX2, blas_environment
     from causalbandits_lib.book.provenance import platform_info
 
     info = platform_info()
     assert "cpu" in info and isinstance(info["blas"], list)
     monkeypatch.setenv("OPENBLAS_CORETYPE", "SandyBridge")
-    assert blas_environment() == {"OPENBLAS_CORETYPE": "SandyBridge"}
+    monkeypatch.setenv("NPY_DISABLE_CPU_FEATURES", "AVX512_SPR")
+    assert blas_environment() == {"OPENBLAS_CORETYPE": "SandyBridge", "NPY_DISABLE_CPU_FEATURES": "AVX512_SPR"}
     monkeypatch.delenv("OPENBLAS_CORETYPE")
-    assert blas_environment() in ({"OPENBLAS_CORETYPE": "Haswell"}, {})
+    monkeypatch.delenv("NPY_DISABLE_CPU_FEATURES")
+    env = blas_environment()
+    assert env.get("OPENBLAS_CORETYPE") in ("Haswell", None)
+    assert env.get("NPY_DISABLE_CPU_FEATURES") in (NUMPY_ABOVE_AVX2, None)
