@@ -85,9 +85,12 @@ def theorem1_constants(
         else math.inf,
         "Delta_s": float(np.minimum(np.abs(zr - E), np.abs(zr + E))[unfair_s].min()) if unfair_s.any() else math.inf,
     }
+    # a list, so that an instance with no unfair arm (no fairness gap) has a ρ* too
     rho_star = max(
-        math.log2(20.0 / gaps["Delta"]) if math.isfinite(gaps["Delta"]) else 0.0,
-        *(math.log2(12.0 / gaps[k]) for k in ("Delta_s_prime", "Delta_s") if math.isfinite(gaps[k])),
+        [
+            math.log2(20.0 / gaps["Delta"]) if math.isfinite(gaps["Delta"]) else 0.0,
+            *(math.log2(12.0 / gaps[k]) for k in ("Delta_s_prime", "Delta_s") if math.isfinite(gaps[k])),
+        ]
     )
     v = np.full(problem.n_arms, np.nan)
     terms = np.full(problem.n_arms, np.nan)

@@ -32,6 +32,19 @@ def test_theorem_bounds_are_computable(loose):
         theorem2_bound(prob, tol, 5000)
 
 
+def test_theorem1_constants_without_the_constraint(loose):
+    """With a tolerance above every |ζ| all arms are fair: no arm leaves by a fairness gap, k* is
+    the arm of largest mean, certification starts in phase 1 (Remark 1's comparison)."""
+    prob = loose.problem
+    free = theorem1_constants(prob, 1e9, 1 / math.sqrt(5000))
+    assert free["k_star"] == int(np.argmax(prob.mu))
+    assert math.isinf(free["Delta_s_prime"]) and math.isinf(free["Delta_s"])
+    assert free["rho_star"] == pytest.approx(math.log2(20.0 / free["Delta"]))
+    finite = np.isfinite(free["rho"])
+    assert finite.sum() == prob.n_arms - 1 and np.all(free["rho"][finite] >= 1)
+    assert math.isfinite(free["H_bar"]) and free["H_bar"] > 0
+
+
 def test_theorem1_needs_a_fair_arm():
     with pytest.raises(ValueError, match="Theorem 1 needs a best fair arm"):
         theorem1_constants(unfair_problem(), 0.1, 1.0)
