@@ -128,7 +128,8 @@ def test_every_page_renders_offline(built_book):
 @pytest.mark.book
 def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     """The browser check must fail on a page that loads a script from a CDN, shows a missing image,
-    leaks a machine path or a numpy repr, or has a claims table wider than its column."""
+    leaks a machine path or a numpy repr, has a claims table wider than its column, or a code line
+    that is not wrapped to the column."""
     from .browser_check import check_pages
 
     chromium = _chromium()
@@ -143,6 +144,8 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
         "<p>record written to /work/main/_build/records/x.json, mean np.float64(23.9)</p>"
         '<div class="claims-table"><table style="width: 3000px"><tr><td>wide</td></tr></table></div>'
         '<a href="../_downloads/records/nowhere/missing.json" download>record</a>'
+        '<div class="cell"><div class="cell_input"><div class="highlight">'
+        '<pre style="white-space: pre">x = 1  # ' + "a very long line " * 40 + "</pre></div></div></div>"
     )
     broken = broken.replace("</main>", leak + "</main>", 1)
     assert broken != html
@@ -153,5 +156,6 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     assert any("np.float64(" in p for p in problems) and any("/work/main/_build" in p for p in problems), problems
     assert any("claims table wider than its column: 3000 px" in p for p in problems), problems
     assert any("download link does not resolve" in p and "missing.json" in p for p in problems), problems
+    assert any("code or output wider than the column" in p and "x = 1" in p for p in problems), problems
     # and the untouched page next to it stays clean
     assert check_pages(site, ["book/intro.html"], chromium)["book/intro.html"] == []
