@@ -7,6 +7,7 @@ without executing every notebook a third time in CI. ``make book`` executes them
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -75,6 +76,7 @@ def built_book() -> Path:
         capture_output=True,
         text=True,
         timeout=1800,
+        env={**os.environ, "CAUSALBANDITS_PUBLISH": "1"},  # as `make book`: no page on a stand-in
     )
     assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
     return HTML
