@@ -1,7 +1,8 @@
 # The book's commands. Each target does its own setup: a fresh machine needs only Python 3.11+
 # and the package registries.
 #
-#   make book       install, execute every notebook (book profile), build _build/html
+#   make book       install, execute every notebook (book profile), build _build/html (and its PDF)
+#   make pdf        the book as one PDF: _build/html/causal-fair-bandits.pdf
 #   make test       install, run the whole test suite (unit, notebooks + nbval, book build, browser)
 #   make lint       ruff: line length, pyflakes, import order (also run by make test)
 #   make bench      vectorised runner against a plain loop over runs
@@ -39,10 +40,10 @@ ifneq ($(filter avx512f,$(CPUFLAGS)),)
 export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
 endif
 
-.PHONY: help setup mathjax book lint test test-unit test-notebooks test-book bench reproduce sensitivity report verify serve lock clean
+.PHONY: help setup mathjax book pdf lint test test-unit test-notebooks test-book bench reproduce sensitivity report verify serve lock clean
 
 help:
-	@sed -n '1,13p' Makefile
+	@sed -n '1,14p' Makefile
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version' 
@@ -92,7 +93,13 @@ book: $(STAMP) $(MATHJAX)
 	CAUSALBANDITS_PUBLISH=1 $(BIN)/jupyter-book build . --warningiserror --keep-going --builder html
 	@rm -f _build/.book-failed
 	@echo "$(LIBHASH)" > _build/.libhash
+	$(PY) -m causalbandits_lib.book.pdf _build/html --if-stale --optional
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
+
+# The whole book as one PDF (headless Chromium prints each page of the built site; pdfium joins
+# them), linked from the landing page; make book builds it too when Chromium is installed.
+pdf: book
+	$(PY) -m causalbandits_lib.book.pdf _build/html --if-stale --first-page _build/pdf-first-page.png
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

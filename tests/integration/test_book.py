@@ -112,13 +112,17 @@ def test_every_page_renders_offline(built_book):
 
     chromium = _chromium()
     pages = content_pages(built_book)
-    first = {}
+    # per chapter, its page with the most figures
+    heaviest = {}
     for rel in pages:
         parts = rel.split("/")
-        if parts[0] == "notebooks" and parts[1] not in first:
-            first[parts[1]] = rel
-    shots = {rel: SCREENSHOTS / f"{chapter}.png" for chapter, rel in first.items()}
+        if parts[0] == "notebooks":
+            n = (built_book / rel).read_text().count("<figure")
+            if n > heaviest.get(parts[1], ("", -1))[1]:
+                heaviest[parts[1]] = (rel, n)
+    shots = {rel: SCREENSHOTS / f"{chapter}.png" for chapter, (rel, _) in heaviest.items()}
     shots["book/intro.html"] = SCREENSHOTS / "intro.png"
+    shots["book/reproducibility.html"] = SCREENSHOTS / "reproducibility.png"
     problems = check_pages(built_book, pages, chromium, screenshots=shots)
     bad = {p: v for p, v in problems.items() if v}
     assert not bad, "pages with problems:\n" + "\n".join(f"{p}: {v}" for p, v in bad.items())
@@ -161,3 +165,22 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     assert any("code or output wider than the column" in p and "x = 1" in p for p in problems), problems
     # and the untouched page next to it stays clean
     assert check_pages(site, ["book/intro.html"], chromium)["book/intro.html"] == []
+
+
+@pytest.mark.book
+def test_the_book_prints_to_one_pdf_that_the_landing_page_links(built_book):
+    """make pdf's builder on the built book: every page of the table of contents in one PDF at the
+    site's root, where the landing page's link points; its first page is rendered for review."""
+    from PIL import Image, ImageStat
+
+    from causalbandits_lib.book.pdf import PDF_NAME, build_pdf, render_first_page, toc_pages
+
+    chromium = _chromium()
+    pages = toc_pages(BOOK_SRC / "_toc.yml")
+    out = build_pdf(built_book, pages, built_book / PDF_NAME, chromium)
+    n, size = render_first_page(out, SCREENSHOTS / "pdf-first-page.png")
+    assert n >= len(pages) and size[1] > size[0]
+    assert ImageStat.Stat(Image.open(SCREENSHOTS / "pdf-first-page.png").convert("L")).stddev[0] > 5
+    intro = (built_book / "book" / "intro.html").read_text()
+    link = re.search(r'href="([^"]*' + re.escape(PDF_NAME) + ')"', intro)
+    assert link and (built_book / "book" / link.group(1)).resolve() == out.resolve()
