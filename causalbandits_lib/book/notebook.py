@@ -46,6 +46,15 @@ __all__ = ["RECORD_DIR_ENV", "find_notebook_spec", "setup_notebook", "NotebookRu
 RECORD_DIR_ENV = "CAUSALBANDITS_RECORD_DIR"
 #: The record's final path, when the execution stages it elsewhere first (set by ``causalbandits run``).
 RECORD_SHOWN_AS_ENV = "CAUSALBANDITS_RECORD_FINAL_PATH"
+#: Set by ``make book`` (and the book test's build): the pages are being published.
+PUBLISH_ENV = "CAUSALBANDITS_PUBLISH"
+#: ``ALLOW_STAND_IN=1`` lets a published page run on a stand-in for a real data set.
+ALLOW_STAND_IN_ENV = "ALLOW_STAND_IN"
+
+
+class StandInRefused(RuntimeError):
+    """A page being published would run on a synthetic stand-in for a real data set."""
+
 
 _IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
@@ -281,6 +290,18 @@ class NotebookRun:
         """Pin a data set in the record (checksums, whether a stand-in was used). A stand-in is
         announced on the page as a warning box in the book's words (the library's
         ``StandInWarning`` is not printed raw in a notebook session)."""
+        if (
+            provenance.get("stand_in")
+            and replaceable_stand_ins([provenance])
+            and os.environ.get(PUBLISH_ENV) == "1"
+            and os.environ.get(ALLOW_STAND_IN_ENV) != "1"
+        ):
+            raise StandInRefused(
+                f"{self.spec.id}: the book is not published on a synthetic stand-in for the "
+                f"{provenance.get('name')!r} data set (its real files were not found: put them under data/, "
+                f"see data/README.md, or set CAUSALBANDITS_DATA_DIR); ALLOW_STAND_IN=1 publishes the "
+                "page on the stand-in, with its warning box"
+            )
         self.data.append(to_jsonable(dict(provenance)))
         if provenance.get("stand_in"):
             import re

@@ -132,3 +132,25 @@ def test_run_prints_stand_in_data_on_the_console(tmp_path, monkeypatch, capsys):
     assert main(["run", NB, "--profile", "smoke", "--out", str(tmp_path / "o")]) == 0
     out = capsys.readouterr().out
     assert "STAND-IN" in out and "yeast" in out
+
+
+def test_a_published_page_refuses_a_stand_in_for_real_data_unless_allowed(record_dir, monkeypatch):
+    """`make book` sets CAUSALBANDITS_PUBLISH=1: a page that would run on a stand-in for a real data
+    set stops the build with one message naming the page, the data set and the way out."""
+    from causalbandits_lib.book.notebook import StandInRefused
+
+    monkeypatch.setenv("CAUSALBANDITS_PUBLISH", "1")
+    monkeypatch.delenv("ALLOW_STAND_IN", raising=False)
+    nb = setup_notebook(NB, profile="smoke")
+    with pytest.raises(
+        StandInRefused, match=r"fairx/01_fairness_of_exposure.*'yeast'.*data/README.md.*ALLOW_STAND_IN=1"
+    ):
+        nb.use_dataset(_stand_in())
+    assert nb.data == []  # nothing recorded for a refused data set
+    nb.use_dataset(_stand_in("mediamill-like"))  # a permanent synthetic set is not refused
+    monkeypatch.setenv("ALLOW_STAND_IN", "1")
+    nb.use_dataset(_stand_in())
+    assert [d["name"] for d in nb.data] == ["mediamill-like", "yeast"]
+    monkeypatch.delenv("CAUSALBANDITS_PUBLISH")
+    monkeypatch.delenv("ALLOW_STAND_IN")
+    setup_notebook(NB, profile="smoke").use_dataset(_stand_in())  # a run or a session outside the book: announced only

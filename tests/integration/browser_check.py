@@ -77,12 +77,15 @@ PAGE_STATE_JS = """
   const overflow = Array.from(main.querySelectorAll('.claims-table table'))
     .filter(t => t.scrollWidth > t.parentElement.clientWidth + 2)
     .map(t => `${t.scrollWidth} px in a ${t.parentElement.clientWidth} px column`);
+  const clipped = Array.from(main.querySelectorAll('.cell_input pre, .cell_output pre'))
+    .filter(p => p.scrollWidth > p.clientWidth + 2)
+    .map(p => `${p.textContent.trim().split('\\n')[0].slice(0, 50)} (${p.scrollWidth} px in ${p.clientWidth} px)`);
   const leaks = [];
   for (const re of [/np\\.(float|int|bool)\\w*\\(/, /(^|[\\s'"(=])\\/(home|tmp|root|work|Users|private)\\/\\S+/]) {
     const m = text.match(re); if (m) leaks.push(m[0].trim().slice(0, 80));
   }
   const downloads = Array.from(document.querySelectorAll('a[href*="_downloads/"]')).map(a => a.href);
-  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, overflow, leaks, downloads};
+  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, overflow, clipped, leaks, downloads};
 }
 """
 
@@ -143,6 +146,8 @@ def check_pages(
                     found.append(f"notebook figure {img['src']} has no caption (use the mystnb figure option)")
             for o in state["overflow"]:
                 found.append(f"claims table wider than its column: {o}")
+            for c in state["clipped"]:
+                found.append(f"code or output wider than the column (not wrapped): {c}")
             for leak in state["leaks"]:
                 found.append(f"text leaks the build machine or a numpy repr: {leak!r}")
             for url in state["downloads"]:

@@ -7,6 +7,7 @@ without executing every notebook a third time in CI. ``make book`` executes them
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -75,6 +76,7 @@ def built_book() -> Path:
         capture_output=True,
         text=True,
         timeout=1800,
+        env={**os.environ, "CAUSALBANDITS_PUBLISH": "1"},  # as `make book`: no page on a stand-in
     )
     assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
     return HTML
@@ -110,13 +112,17 @@ def test_every_page_renders_offline(built_book):
 
     chromium = _chromium()
     pages = content_pages(built_book)
-    first = {}
+    # per chapter, its page with the most figures
+    heaviest = {}
     for rel in pages:
         parts = rel.split("/")
-        if parts[0] == "notebooks" and parts[1] not in first:
-            first[parts[1]] = rel
-    shots = {rel: SCREENSHOTS / f"{chapter}.png" for chapter, rel in first.items()}
+        if parts[0] == "notebooks":
+            n = (built_book / rel).read_text().count("<figure")
+            if n > heaviest.get(parts[1], ("", -1))[1]:
+                heaviest[parts[1]] = (rel, n)
+    shots = {rel: SCREENSHOTS / f"{chapter}.png" for chapter, (rel, _) in heaviest.items()}
     shots["book/intro.html"] = SCREENSHOTS / "intro.png"
+    shots["book/reproducibility.html"] = SCREENSHOTS / "reproducibility.png"
     problems = check_pages(built_book, pages, chromium, screenshots=shots)
     bad = {p: v for p, v in problems.items() if v}
     assert not bad, "pages with problems:\n" + "\n".join(f"{p}: {v}" for p, v in bad.items())
@@ -128,7 +134,8 @@ def test_every_page_renders_offline(built_book):
 @pytest.mark.book
 def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     """The browser check must fail on a page that loads a script from a CDN, shows a missing image,
-    leaks a machine path or a numpy repr, or has a claims table wider than its column."""
+    leaks a machine path or a numpy repr, has a claims table wider than its column, or a code line
+    that is not wrapped to the column."""
     from .browser_check import check_pages
 
     chromium = _chromium()
@@ -143,6 +150,8 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
         "<p>record written to /work/main/_build/records/x.json, mean np.float64(23.9)</p>"
         '<div class="claims-table"><table style="width: 3000px"><tr><td>wide</td></tr></table></div>'
         '<a href="../_downloads/records/nowhere/missing.json" download>record</a>'
+        '<div class="cell"><div class="cell_input"><div class="highlight">'
+        '<pre style="white-space: pre">x = 1  # ' + "a very long line " * 40 + "</pre></div></div></div>"
     )
     broken = broken.replace("</main>", leak + "</main>", 1)
     assert broken != html
@@ -153,5 +162,25 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     assert any("np.float64(" in p for p in problems) and any("/work/main/_build" in p for p in problems), problems
     assert any("claims table wider than its column: 3000 px" in p for p in problems), problems
     assert any("download link does not resolve" in p and "missing.json" in p for p in problems), problems
+    assert any("code or output wider than the column" in p and "x = 1" in p for p in problems), problems
     # and the untouched page next to it stays clean
     assert check_pages(site, ["book/intro.html"], chromium)["book/intro.html"] == []
+
+
+@pytest.mark.book
+def test_the_book_prints_to_one_pdf_that_the_landing_page_links(built_book):
+    """make pdf's builder on the built book: every page of the table of contents in one PDF at the
+    site's root, where the landing page's link points; its first page is rendered for review."""
+    from PIL import Image, ImageStat
+
+    from causalbandits_lib.book.pdf import PDF_NAME, build_pdf, render_first_page, toc_pages
+
+    chromium = _chromium()
+    pages = toc_pages(BOOK_SRC / "_toc.yml")
+    out = build_pdf(built_book, pages, built_book / PDF_NAME, chromium)
+    n, size = render_first_page(out, SCREENSHOTS / "pdf-first-page.png")
+    assert n >= len(pages) and size[1] > size[0]
+    assert ImageStat.Stat(Image.open(SCREENSHOTS / "pdf-first-page.png").convert("L")).stddev[0] > 5
+    intro = (built_book / "book" / "intro.html").read_text()
+    link = re.search(r'href="([^"]*' + re.escape(PDF_NAME) + ')"', intro)
+    assert link and (built_book / "book" / link.group(1)).resolve() == out.resolve()
