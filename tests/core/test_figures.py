@@ -1,0 +1,65 @@
+"""The book-wide figure style: column width, at most three panels a row, legible text."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from causalbandits_lib.core import figures as plotting  # noqa: E402
+
+
+@pytest.mark.parametrize("n", range(1, 12))
+def test_grid_never_puts_more_than_three_panels_in_a_row(n):
+    rows, cols = plotting.grid_shape(n)
+    assert cols <= plotting.MAX_PER_ROW
+    assert rows * cols >= n > (rows - 1) * cols  # no empty row
+    assert rows * cols - n < cols  # the rows are balanced: fewer left-over cells than a row
+
+
+def test_grid_respects_a_smaller_row_and_refuses_no_panels():
+    assert plotting.grid_shape(3, per_row=2) == (2, 2)
+    assert plotting.grid_shape(4) == (2, 2)
+    assert plotting.grid_shape(7) == (3, 3)
+    assert plotting.grid_shape(5, per_row=10) == (2, 3)  # never more than MAX_PER_ROW
+    with pytest.raises(ValueError):
+        plotting.grid_shape(0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 10])
+def test_new_axes_fills_the_column_with_n_panels(n):
+    fig, axes = plotting.new_axes(n, squeeze=False)
+    assert len(axes) == len(fig.axes) == n
+    assert fig.get_figwidth() == pytest.approx(plotting.COLUMN_WIDTH)
+    assert max(ax.get_subplotspec().colspan.stop for ax in axes) <= plotting.MAX_PER_ROW
+    plt.close(fig)
+
+
+def test_column_width_fits_the_page_column():
+    # 760-780 px column in a 1400 px window: the figure must be at most that wide at its dpi
+    assert 700 <= plotting.COLUMN_WIDTH * plotting.DPI <= 760
+
+
+def test_book_style_text_is_at_least_9_points():
+    style = plotting.book_style()
+    sizes = [v for k, v in style.items() if k.endswith("size") and not k.startswith("figure.figsize")]
+    assert sizes and min(sizes) >= 9
+    assert style["figure.figsize"][0] == plotting.COLUMN_WIDTH
+    with matplotlib.rc_context():
+        plotting.use_book_style()
+        assert matplotlib.rcParams["legend.fontsize"] >= 9
+        assert matplotlib.rcParams["figure.dpi"] == plotting.DPI
+
+
+def test_legend_below_lists_each_label_once():
+    fig, axes = plotting.new_axes(2)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1], label="same")
+        ax.plot([0, 1], [1, 0], label="_hidden")
+    axes[1].plot([0, 1], [0.5, 0.5], label="other")
+    legend = plotting.legend_below(fig)
+    assert [t.get_text() for t in legend.get_texts()] == ["same", "other"]
+    plt.close(fig)
