@@ -55,7 +55,7 @@ def divergences_to_cheap_arm(problem: FairArmsProblem, setting: str):
     ax.set_yscale("log")
     ax.set_xlabel("arm k")
     ax.set_ylabel("divergence to the cheap arm 1")
-    ax.set_title(f"setting '{setting}'")
+    plotting.panel_title(ax, f"setting '{setting}'")
     ax.legend()
     return fig
 
@@ -88,7 +88,8 @@ def spread_against_divergence(
     axes[1].legend()
     for ax in axes:
         ax.set_xscale("log")
-        ax.set_title(f"{demo_pulls} pulls of arm 1 per kind, {n_replicates} replicates", fontsize=9)
+        plotting.plain_log_ticks(ax, "x")
+        plotting.panel_title(ax, f"{demo_pulls} pulls of arm 1 per kind, {n_replicates} replicates", fontsize=9)
     return fig
 
 
@@ -105,7 +106,7 @@ def allocation_fractions(nu: np.ndarray, T: int):
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_xlabel("arm")
     ax.set_ylabel("fraction ν of the phase's pulls")
-    ax.set_title(f"ALLOCATE with R = all arms, B = 1/√T, T = {T}")
+    plotting.panel_title(ax, f"ALLOCATE with R = all arms, B = 1/√T, T = {T}")
     ax.legend()
     return fig
 
@@ -138,7 +139,7 @@ def phase_trace(results: Mapping[str, object], n_arms: int, k_star: int):
         if name.startswith("TS"):
             ax.axvline((res.stage == 1).sum() + 0.5, color="k", lw=1, ls="--")
         chosen = res.chosen[0]
-        ax.set_title(f"{name}: returned {'no fair arm' if chosen < 0 else f'arm {chosen + 1}'}", fontsize=9)
+        plotting.panel_title(ax, f"{name}: returned {'no fair arm' if chosen < 0 else f'arm {chosen + 1}'}", fontsize=9)
         ax.set_xlabel("phase" + (" (dashed: stage 1 | stage 2)" if name.startswith("TS") else ""))
     for i, ax in enumerate(axes):
         if i % 2 == 0:
@@ -160,7 +161,7 @@ def demo_errors(errors: Mapping[str, float], T: int, n_runs: int):
     fig, ax = plotting.new_axes(row_height=3.4)
     ax.bar(list(errors), list(errors.values()), color=[COLORS[name] for name in errors])
     ax.set_ylabel(f"probability of error at T = {T}")
-    ax.set_title(f"paper scale: {n_runs} runs")
+    plotting.panel_title(ax, f"paper scale: {n_runs} runs")
     return fig
 
 
@@ -190,7 +191,7 @@ def theorem1_against_measured(
     ax.set_ylim(1e-3, 1e6)
     ax.set_xlabel("total pulls T")
     ax.set_ylabel("probability of error")
-    ax.set_title(title)
+    plotting.panel_title(ax, title)
     ax.legend()
     return fig
 
@@ -258,7 +259,7 @@ def error_curves(
         if log_x:
             ax.set_xscale("log")
         ax.set_xlabel("total pulls T (log scale)" if log_x else "total pulls T")
-        ax.set_title(titles[name], fontsize=plotting.SMALL_FONT_SIZE)
+        plotting.panel_title(ax, titles[name], fontsize=plotting.SMALL_FONT_SIZE)
     for i, ax in enumerate(axes):
         if i % plotting.MAX_PER_ROW == 0:
             ax.set_ylabel("probability of error (±2 se)")
@@ -277,7 +278,7 @@ def paper_error_curves(
         for alg in algorithms:
             ax.plot(budgets, error(name, alg), "o-", color=COLORS[alg], label=alg)
         ax.set_xscale("log")
-        ax.set_title(name)
+        plotting.panel_title(ax, name)
         ax.set_xlabel("total pulls T (log scale)")
     for i, ax in enumerate(axes):
         if i % plotting.MAX_PER_ROW == 0:

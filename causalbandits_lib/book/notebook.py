@@ -135,8 +135,15 @@ def configure_figures() -> None:
     ip = get_ipython() if get_ipython is not None else None
     if ip is not None:
         import matplotlib.pyplot  # noqa: F401  (activates the inline backend before it is configured)
+        from matplotlib_inline.config import InlineBackend
 
-        ip.run_line_magic("config", "InlineBackend.figure_formats = {'retina'}")
+        # the same as `%config InlineBackend.figure_formats = {'retina'}`: the formatter is replaced now
+        # and the backend keeps the setting if it is configured again
+        inline = InlineBackend.instance(parent=ip)
+        inline.figure_formats = {"retina"}
+        from IPython.core.pylabtools import select_figure_formats
+
+        select_figure_formats(ip, {"retina"}, **inline.print_figure_kwargs)
     use_book_style()
 
 

@@ -44,7 +44,7 @@ def _figure2_axes():
     fig, axes = plotting.new_axes(4, per_row=2, row_height=3.0)
     axes[3].set_axis_off()
     for ax, (_, title) in zip(axes, FIGURE2_PANELS):
-        ax.set_title(title)
+        plotting.panel_title(ax, title)
     return fig, axes[:3], axes[3]
 
 
@@ -63,7 +63,7 @@ def sfm_graph(g):
     nx.draw_networkx(
         g, pos, ax=ax, node_color=["#dddddd" if n == "U" else "#9ecae1" for n in g.nodes], node_size=900, arrowsize=16
     )
-    ax.set_title("extended SFM (grey: latent U for A <-> W)")
+    plotting.panel_title(ax, "extended SFM (grey: latent U for A <-> W)")
     ax.axis("off")
     return fig
 
@@ -89,7 +89,7 @@ def constraint_binds(rounds, best_any: np.ndarray, best_feasible_index: np.ndarr
     axes[0].set_xlabel(r"$|\Delta_t(d)|$ (probability units)")
     axes[0].set_ylabel("density over rounds")
     axes[0].legend()
-    axes[0].set_title("the constraint binds")
+    plotting.panel_title(axes[0], "the constraint binds")
     for a_val, marker in ((0, "o"), (1, "s")):
         sel = rounds.a == a_val
         if sel.any():
@@ -105,7 +105,7 @@ def constraint_binds(rounds, best_any: np.ndarray, best_feasible_index: np.ndarr
     axes[1].set_xlabel("decision d")
     axes[1].set_ylabel(r"expected reward $r_t(d)$")
     axes[1].legend(title="blue: feasible, red: infeasible", title_fontsize=plotting.SMALL_FONT_SIZE)
-    axes[1].set_title("reward rises with d; large d is unfair")
+    plotting.panel_title(axes[1], "reward rises with d; large d is unfair")
     return fig
 
 
@@ -119,7 +119,7 @@ def beta_radius(t_grid: np.ndarray, n: int, S: float, alpha: float, denominators
     ax.set_xscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel(r"$\beta_t(\alpha)^2$ (log-loss units)")
-    ax.set_title(f"radius for n = {n}, S = {S:g}, alpha = {alpha:g}")
+    plotting.panel_title(ax, f"radius for n = {n}, S = {S:g}, alpha = {alpha:g}")
     ax.legend()
     return fig
 
@@ -136,7 +136,7 @@ def coverage(rounds: np.ndarray, gaps: np.ndarray):
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel(r"$(\mathcal{L}_t(\theta^*) - \mathcal{L}_t(\hat\theta_t)) / \beta_t^2$")
-    ax.set_title(f"{len(gaps)} runs of OFULog+")
+    plotting.panel_title(ax, f"{len(gaps)} runs of OFULog+")
     ax.legend()
     return fig
 

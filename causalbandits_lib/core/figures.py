@@ -33,6 +33,8 @@ __all__ = [
     "grid_shape",
     "figure_size",
     "new_axes",
+    "panel_title",
+    "plain_log_ticks",
     "legend_entries",
     "legend_below",
     "band",
@@ -130,6 +132,55 @@ def new_axes(
         ax.remove()
     axes = axes[:n_panels]
     return (fig, axes[0]) if n_panels == 1 and squeeze else (fig, axes)
+
+
+def _wrap_line(text: str, chars: int) -> str:
+    """``text`` broken at spaces into lines of at most ``chars`` characters where it can be, never
+    inside ``$...$``."""
+    words: list[str] = []
+    for i, piece in enumerate(text.split("$")):  # even indices lie outside mathematics
+        if i % 2:
+            words[-1:] = [(words[-1] if words else "") + f"${piece}$"]
+            continue
+        parts = piece.split(" ")
+        if words and parts:
+            words[-1] += parts[0]
+            parts = parts[1:]
+        words.extend(parts)
+    lines, line = [], ""
+    for w in words:
+        if line and len(line) + 1 + len(w) > chars:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}" if line else w
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def panel_title(ax, text: str, **kw):
+    """``ax.set_title`` with the text wrapped to the width of its panel, so that the titles of
+    panels side by side do not run into each other (text with ``$...$`` mathematics is not
+    wrapped inside a formula: it is broken only at spaces outside one)."""
+    import matplotlib
+
+    spec = ax.get_subplotspec()
+    share = 1.0 if spec is None else len(spec.colspan) / spec.get_gridspec().ncols
+    size = kw.get("fontsize", matplotlib.rcParams["axes.titlesize"])
+    size = size if isinstance(size, (int, float)) else FONT_SIZE
+    chars = max(12, int(ax.figure.get_figwidth() * share * 72 / (0.55 * size)))
+    wrapped = "\n".join(_wrap_line(line, chars) for line in text.split("\n"))
+    return ax.set_title(wrapped, **kw)
+
+
+def plain_log_ticks(ax, axis: str = "x") -> None:
+    """Label a log axis with plain numbers (``1.2``, ``2``, ``5``), so that the tick labels of an
+    axis spanning less than a decade do not run into each other (``1.2×10⁰1.4×10⁰``)."""
+    from matplotlib.ticker import LogFormatter
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_formatter(LogFormatter(labelOnlyBase=False))
+    target.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
 
 
 def legend_entries(axes) -> tuple[list, list]:

@@ -105,7 +105,7 @@ def email_graph_figure(graph: nx.DiGraph, separator: Collection[str]):
     fig, ax = plotting.new_axes(row_height=4.2)
     layers = [CONTEXT_NODES, ("I4", "A1", "A2", "A3"), (None, None, "I2", None), ("I1", None, None, "I3"), ("R",)]
     draw_causal_graph(ax, graph, layers, roles, highlight=separator, sensitive="X1", hide_edges=policy_edges)
-    ax.set_title("Email Campaign graph (policy edges X→A not drawn)\nblack frames: W, red: sensitive X1")
+    plotting.panel_title(ax, "Email Campaign graph (policy edges X→A not drawn)\nblack frames: W, red: sensitive X1")
     return fig
 
 
@@ -123,7 +123,7 @@ def adult_graph_figure(graph: nx.DiGraph, separator: Collection[str]):
         sensitive=ADULT_SENSITIVE,
         hide_edges=[(u, v) for u in USER_NODES for v in VIDEO_NODES],
     )
-    ax.set_title("Adult-Video graph (policy edges user→video not drawn)\nblack frames: W, red: sensitive")
+    plotting.panel_title(ax, "Adult-Video graph (policy edges user→video not drawn)\nblack frames: W, red: sensitive")
     return fig
 
 
@@ -207,12 +207,12 @@ def regret_beside_bounds(
     axes[0].set_yscale("log")
     axes[0].set_xlabel("round t")
     axes[0].set_ylabel("cumulative regret")
-    axes[0].set_title("measured regret and bounds, log-log")
+    plotting.panel_title(axes[0], "measured regret and bounds, log-log")
     for name, r in runs.items():
         plotting.band(axes[1], r["regret"], name, spacing="linear", color=colours[name])
     axes[1].set_xlabel("round t")
     axes[1].set_ylabel("cumulative regret")
-    axes[1].set_title("measured regret, linear axes")
+    plotting.panel_title(axes[1], "measured regret, linear axes")
     plotting.legend_below(fig, axes[:1], ncol=3)
     return fig
 
@@ -322,7 +322,7 @@ def figure2b(
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret")
     if title:
-        ax.set_title(title)
+        plotting.panel_title(ax, title)
     if legend:
         ax.legend(loc="upper left")
     return fig
@@ -352,7 +352,7 @@ def fallback_shares(results: Mapping, variants: Sequence[str], taus: Sequence[fl
             ax.plot(np.arange(window, T + 1), np.convolve(empty, kernel, mode="valid"), label=f"τ = {tau:g}")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("round t")
-        ax.set_title(variant)
+        plotting.panel_title(ax, variant)
     axes[0].set_ylabel(f"share of rounds without\na certified arm ({window}-round mean)")
     plotting.legend_below(fig, axes[:1], ncol=len(taus))
     return fig

@@ -168,7 +168,7 @@ def table1_fit(
         ax.plot(
             printed[col].ravel(), context_free[col].mean(axis=0).ravel(), "s", mfc="none", label="context-free pipeline"
         )
-        ax.set_title(col)
+        plotting.panel_title(ax, col)
         ax.set_xlabel("printed in Table 1")
     rows, cols = plotting.grid_shape(len(columns))
     for ax in axes[::cols]:
@@ -204,20 +204,20 @@ def regret_bands(results: Mapping, title: str, highlight: str | None = None, max
             plotting.band(ax, results[k]["regret"], k, spacing="linear", color=colours[k], **width(k))
         ax.set_xlabel("round t")
         ax.set_ylabel("cumulative regret")
-        ax.set_title(title)
+        plotting.panel_title(ax, title)
         ax.legend(loc="upper left")
         return fig
     fig, axes = plotting.new_axes(len(names) + 1, row_height=2.4, sharex=True, sharey=True)
     for k in names:  # the means only: every algorithm at once
         runs = np.asarray(results[k]["regret"], dtype=float)
         plotting.band(axes[0], runs.mean(axis=0, keepdims=True), k, spacing="linear", color=colours[k], **width(k))
-    axes[0].set_title("all algorithms (means)")
+    plotting.panel_title(axes[0], "all algorithms (means)")
     for ax, k in zip(axes[1:], names):
         if highlight is not None and k != highlight:
             ref = np.asarray(results[highlight]["regret"], dtype=float).mean(axis=0, keepdims=True)
             plotting.band(ax, ref, f"_{highlight}", spacing="linear", color="k", lw=1, ls="--")
         plotting.band(ax, results[k]["regret"], f"_{k}", spacing="linear", color=colours[k])
-        ax.set_title(k, color=colours[k])
+        plotting.panel_title(ax, k, color=colours[k])
     for i, ax in enumerate(axes):
         if i % 3 == 0:
             ax.set_ylabel("cumulative regret")

@@ -32,8 +32,8 @@ def regret_between_bounds(regret: np.ndarray, upper: np.ndarray, lower: np.ndarr
             ax.set_xscale("log")
             ax.set_yscale("log")
     plotting.legend_below(fig, axes[:1])
-    axes[0].set_title("linear axes")
-    axes[1].set_title("log-log axes")
+    plotting.panel_title(axes[0], "linear axes")
+    plotting.panel_title(axes[1], "log-log axes")
     return fig
 
 

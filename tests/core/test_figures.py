@@ -63,3 +63,29 @@ def test_legend_below_lists_each_label_once():
     legend = plotting.legend_below(fig)
     assert [t.get_text() for t in legend.get_texts()] == ["same", "other"]
     plt.close(fig)
+
+
+def test_plain_log_ticks_label_a_short_log_axis_with_plain_numbers():
+    import numpy as np
+
+    fig, ax = plotting.new_axes()
+    ax.plot(np.linspace(1.05, 2.3, 5), np.arange(5))
+    ax.set_xscale("log")
+    plotting.plain_log_ticks(ax, "x")
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels(minor=True) + ax.get_xticklabels() if t.get_text()]
+    assert labels and not any("times" in lab or "×" in lab or "^" in lab for lab in labels), labels
+    plt.close(fig)
+
+
+def test_panel_title_wraps_to_its_panel_but_never_inside_mathematics():
+    fig, axes = plotting.new_axes(3)
+    text = r"(c) tight, $\mathcal{E} = 0.03$, 9 feasible (5 instances, 500 runs) and some more words"
+    title = plotting.panel_title(axes[0], text).get_text()
+    lines = title.split("\n")
+    assert len(lines) > 1 and title.replace("\n", " ") == text
+    assert all(line.count("$") % 2 == 0 for line in lines)  # every formula on one line
+    assert plotting.panel_title(axes[1], "two\nlines").get_text() == "two\nlines"
+    fig1, ax = plotting.new_axes()
+    assert "\n" not in plotting.panel_title(ax, text).get_text()  # fits a full-width panel
+    plt.close("all")
