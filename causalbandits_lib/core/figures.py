@@ -128,8 +128,10 @@ def new_axes(
         **subplot_kw,
     )
     axes = list(grid.ravel())
-    for ax in axes[n_panels:]:
+    for k, ax in enumerate(axes[n_panels:], start=n_panels):
         ax.remove()
+        if sharex and rows > 1:  # the panel above a removed cell ends its column: show its x ticks
+            grid.ravel()[k - cols].xaxis.set_tick_params(labelbottom=True)
     axes = axes[:n_panels]
     return (fig, axes[0]) if n_panels == 1 and squeeze else (fig, axes)
 

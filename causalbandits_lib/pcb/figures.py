@@ -142,7 +142,7 @@ def coverage_per_cell(
     ax2.plot(idx, small, "k.:", label="mean rows in the smaller $I_1$ stratum")
     ax2.set_yscale("log")
     ax2.set_ylabel("rows (log scale)")
-    fig.legend(loc="outside lower center", ncol=3)
+    plotting.legend_below(fig)
     return fig
 
 
@@ -212,22 +212,21 @@ def regret_bands(results: Mapping, title: str, highlight: str | None = None, max
         runs = np.asarray(results[k]["regret"], dtype=float)
         plotting.band(axes[0], runs.mean(axis=0, keepdims=True), k, spacing="linear", color=colours[k], **width(k))
     plotting.panel_title(axes[0], "all algorithms (means)")
+    if highlight is not None:  # a legend entry for the reference line of the separate panels
+        axes[0].plot([], [], "k--", lw=1, label=f"{highlight} mean (dashed in each panel)")
     for ax, k in zip(axes[1:], names):
         if highlight is not None and k != highlight:
             ref = np.asarray(results[highlight]["regret"], dtype=float).mean(axis=0, keepdims=True)
             plotting.band(ax, ref, f"_{highlight}", spacing="linear", color="k", lw=1, ls="--")
         plotting.band(ax, results[k]["regret"], f"_{k}", spacing="linear", color=colours[k])
         plotting.panel_title(ax, k, color=colours[k])
+    rows, cols = plotting.grid_shape(len(axes))
     for i, ax in enumerate(axes):
-        if i % 3 == 0:
+        if i % cols == 0:
             ax.set_ylabel("cumulative regret")
-        if i >= len(axes) - 3:
+        if i + cols >= len(axes):  # the last panel of its column
             ax.set_xlabel("round t")
     plotting.legend_below(fig, axes[:1])
-    if highlight is not None:
-        fig.text(
-            0.99, 0.0, f"dashed black: mean of {highlight}", ha="right", va="bottom", fontsize=plotting.SMALL_FONT_SIZE
-        )
     fig.suptitle(title)
     return fig
 

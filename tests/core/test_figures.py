@@ -89,3 +89,11 @@ def test_panel_title_wraps_to_its_panel_but_never_inside_mathematics():
     fig1, ax = plotting.new_axes()
     assert "\n" not in plotting.panel_title(ax, text).get_text()  # fits a full-width panel
     plt.close("all")
+
+
+def test_a_panel_above_a_removed_cell_keeps_its_x_tick_labels():
+    fig, axes = plotting.new_axes(5, sharex=True)  # 2 x 3, the last cell removed
+    fig.canvas.draw()
+    shown = [any(t.get_visible() and t.get_text() for t in ax.get_xticklabels()) for ax in axes]
+    assert shown == [False, False, True, True, True]
+    plt.close(fig)
