@@ -218,8 +218,8 @@ def paper_theory(
     for name in measured_error:
         axes[0].plot(budgets, measured_error[name], "o-", color=COLORS[name], label=name)
         axes[1].plot(budgets, declared[name], "o-", color=COLORS[name], label=name)
-    axes[0].set_ylabel("probability of error (Theorem 1 instance)")
-    axes[1].set_ylabel("P(declares no fair arm) (Theorem 2 instance)")
+    axes[0].set_ylabel("probability of error\n(Theorem 1 instance)")
+    axes[1].set_ylabel("P(declares no fair arm)\n(Theorem 2 instance)")
     for ax in axes:
         ax.set_xlabel("total pulls T")
     plotting.legend_below(fig, axes[:1], ncol=4)

@@ -201,7 +201,8 @@ def theorem_shapes(
         ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=1.0)
         ax.set_xlabel("round t")
-        ax.set_ylabel(lab + " (reward units)")
+        plotting.panel_title(ax, lab)
+        ax.set_ylabel("reward units (symlog)")
     plotting.legend_below(fig, axes, ncol=2)
     return fig
 
@@ -216,7 +217,7 @@ def dual_and_violations(results: Sequence[tuple[str, object]]):
     axes[0].set_xlabel("round t")
     axes[0].set_ylabel(r"dual variable $\phi_t$")
     axes[1].set_xlabel("round t")
-    axes[1].set_ylabel(r"$\sum_s [|\Delta_s(d_s)|-\tau]_+$ (probability units)")
+    axes[1].set_ylabel(r"$\sum_s [|\Delta_s(d_s)|-\tau]_+$" + "\n(probability units)")
     plotting.legend_below(fig, axes[:1])
     return fig
 
