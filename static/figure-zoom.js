@@ -38,12 +38,17 @@
     var images = document.querySelectorAll("main img");
     for (var i = 0; i < images.length; i++) {
       var img = images[i];
-      if (img.closest("a")) {
-        continue; // an image that is already a link keeps its link
+      var link = img.closest("a");
+      // Sphinx links an image shown below its stored size to the image file (a.image-reference):
+      // that link opens the overlay instead (a middle click still opens the file in a new tab).
+      // Any other link around an image is left alone.
+      if (link && !link.classList.contains("image-reference")) {
+        continue;
       }
       img.classList.add("figure-zoomable");
       img.setAttribute("title", "Click to open at full size");
       img.addEventListener("click", function (event) {
+        event.preventDefault();
         open(event.currentTarget);
       });
     }
