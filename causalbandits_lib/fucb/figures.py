@@ -378,7 +378,6 @@ def table2_figure(
         plotting.band(axes[0], results[name, shown]["regret"], f"{name} (τ = {shown:g})", spacing="linear", ls="--")
     axes[0].set_xlabel("round t")
     axes[0].set_ylabel("cumulative regret")
-    axes[0].legend(loc="upper left")
     for name in variants:
         axes[1].plot(taus, [final[name, t] for t in taus], marker="o", label=name)
     axes[1].plot(
@@ -390,7 +389,7 @@ def table2_figure(
     axes[1].axhline(final["Fair-LinUCB"], color="grey", ls=":", label="Fair-LinUCB (ours)")
     axes[1].set_xlabel("fairness threshold τ")
     axes[1].set_ylabel(f"cumulative regret at T = {T}")
-    axes[1].legend()
+    plotting.legend_below(fig, axes, ncol=3)  # both panels' lines, off the data
     if title:
         fig.suptitle(title)
     return fig
