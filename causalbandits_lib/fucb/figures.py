@@ -371,7 +371,7 @@ def table2_figure(
     Fair-LinUCB (notebook ``fucb/05``)."""
     T = results["D-UCB"]["regret"].shape[1]
     shown = 0.3 if 0.3 in taus else taus[0]
-    fig, axes = plotting.new_axes(2)
+    fig, axes = plotting.new_axes(2, row_height=4.2)  # room for the legend below both panels
     for name in ("D-UCB", "Fair-LinUCB"):
         plotting.band(axes[0], results[name]["regret"], name, spacing="linear")
     for name in variants:
@@ -388,7 +388,7 @@ def table2_figure(
     )
     axes[1].axhline(final["Fair-LinUCB"], color="grey", ls=":", label="Fair-LinUCB (ours)")
     axes[1].set_xlabel("fairness threshold τ")
-    axes[1].set_ylabel(f"cumulative regret at T = {T}")
+    axes[1].set_ylabel(f"cumulative regret\nat T = {T}")
     plotting.legend_below(fig, axes, ncol=3)  # both panels' lines, off the data
     if title:
         fig.suptitle(title)
