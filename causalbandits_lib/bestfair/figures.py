@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
+from ..core import figures as plotting
 from .model import FairArmsProblem
 
 __all__ = [
@@ -47,7 +47,7 @@ COLORS = {"CSR-V1": "tab:red", "CSR-V2": "tab:green", "TS-V1": "tab:blue", "TS-V
 # ---------------------------------------------------------------------------- notebook 01
 def divergences_to_cheap_arm(problem: FairArmsProblem, setting: str):
     """``M_k1``, ``D^{s,s'}_k1`` and ``D^{s',s}_k1`` of every arm ``k = 2..K``, on a log scale."""
-    fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.6)
     arms = np.arange(2, problem.n_arms + 1)
     ax.plot(arms, problem.M[1:, 0], "o", label=r"$M_{k1}$ (outcome)")
     ax.plot(arms, problem.D[1:, 0], "s", label=r"$D^{s,s'}_{k1}$ (fairness, $S=s'$ pulls)")
@@ -55,8 +55,8 @@ def divergences_to_cheap_arm(problem: FairArmsProblem, setting: str):
     ax.set_yscale("log")
     ax.set_xlabel("arm k")
     ax.set_ylabel("divergence to the cheap arm 1")
-    ax.set_title(f"setting '{setting}'")
-    ax.legend(fontsize=8)
+    plotting.panel_title(ax, f"setting '{setting}'")
+    ax.legend()
     return fig
 
 
@@ -72,7 +72,7 @@ def spread_against_divergence(
         of each arm's estimate, shape ``(K,)``.
     """
     others = np.arange(1, problem.n_arms)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    fig, axes = plotting.new_axes(2)
     axes[0].plot(problem.M[others, 0], sd["outcome"][others], "o")
     axes[0].set_xlabel(r"outcome divergence $M_{k1}$ to the cheap arm")
     axes[0].set_ylabel(r"sd of $\hat Y_k$ over replicates")
@@ -85,10 +85,11 @@ def spread_against_divergence(
     )
     axes[1].set_xlabel("fairness divergence to the cheap arm")
     axes[1].set_ylabel("sd over replicates")
-    axes[1].legend(fontsize=8)
+    axes[1].legend()
     for ax in axes:
         ax.set_xscale("log")
-        ax.set_title(f"{demo_pulls} pulls of arm 1 per kind, {n_replicates} replicates", fontsize=9)
+        plotting.plain_log_ticks(ax, "x")
+        plotting.panel_title(ax, f"{demo_pulls} pulls of arm 1 per kind, {n_replicates} replicates", fontsize=9)
     return fig
 
 
@@ -96,7 +97,7 @@ def spread_against_divergence(
 def allocation_fractions(nu: np.ndarray, T: int):
     """ALLOCATE's fractions ``ν`` (shape ``(3, K)``) per arm, stacked by kind of pull."""
     n_arms = nu.shape[1]
-    fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.6)
     arms = np.arange(1, n_arms + 1)
     bottom = np.zeros(n_arms)
     for b, label in enumerate(("S natural (for Ŷ)", "S = s (for ζ̂^{s',s})", "S = s' (for ζ̂^{s,s'})")):
@@ -105,8 +106,8 @@ def allocation_fractions(nu: np.ndarray, T: int):
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_xlabel("arm")
     ax.set_ylabel("fraction ν of the phase's pulls")
-    ax.set_title(f"ALLOCATE with R = all arms, B = 1/√T, T = {T}")
-    ax.legend(fontsize=8)
+    plotting.panel_title(ax, f"ALLOCATE with R = all arms, B = 1/√T, T = {T}")
+    ax.legend()
     return fig
 
 
@@ -121,7 +122,7 @@ def phase_trace(results: Mapping[str, object], n_arms: int, k_star: int):
         The true best fair arm (marked by a red line).
     """
     cmap = ListedColormap(["#dddddd", "#6baed6", "#08519c"])
-    fig, axes = plt.subplots(1, 4, figsize=(13, 5.2), layout="constrained", sharey=True)
+    fig, axes = plotting.new_axes(len(results), row_height=3.0, sharey=True, squeeze=False)
     for ax, (name, res) in zip(axes, results.items()):
         # 0 out, 1 in R, 2 certified in that phase
         state = np.where(res.fair_set[0], 2, res.remaining[0, 1:].astype(int))
@@ -138,9 +139,11 @@ def phase_trace(results: Mapping[str, object], n_arms: int, k_star: int):
         if name.startswith("TS"):
             ax.axvline((res.stage == 1).sum() + 0.5, color="k", lw=1, ls="--")
         chosen = res.chosen[0]
-        ax.set_title(f"{name}: returned {'no fair arm' if chosen < 0 else f'arm {chosen + 1}'}", fontsize=9)
+        plotting.panel_title(ax, f"{name}: returned {'no fair arm' if chosen < 0 else f'arm {chosen + 1}'}", fontsize=9)
         ax.set_xlabel("phase" + (" (dashed: stage 1 | stage 2)" if name.startswith("TS") else ""))
-    axes[0].set_ylabel("arm (red line: k*)")
+    for i, ax in enumerate(axes):
+        if i % 2 == 0:
+            ax.set_ylabel("arm (red line: k*)")
     fig.legend(
         handles=[
             Patch(color=c, label=label)
@@ -148,17 +151,17 @@ def phase_trace(results: Mapping[str, object], n_arms: int, k_star: int):
         ],
         loc="outside lower center",
         ncol=3,
-        fontsize=8,
+        fontsize=plotting.SMALL_FONT_SIZE,
     )
     return fig
 
 
 def demo_errors(errors: Mapping[str, float], T: int, n_runs: int):
     """A bar per algorithm: its probability of error at ``T`` pulls over ``n_runs`` runs."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.4)
     ax.bar(list(errors), list(errors.values()), color=[COLORS[name] for name in errors])
     ax.set_ylabel(f"probability of error at T = {T}")
-    ax.set_title(f"paper scale: {n_runs} runs", fontsize=10)
+    plotting.panel_title(ax, f"paper scale: {n_runs} runs")
     return fig
 
 
@@ -179,7 +182,7 @@ def theorem1_against_measured(
 ):
     """Measured probabilities of error (``(len(budgets), n_runs)`` per algorithm) beside Theorem 1's
     bound, on a log axis."""
-    fig, ax = plt.subplots(figsize=(6.6, 4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4)
     for name, err in measured.items():
         error_band(ax, budgets, err, f"{name}, measured (±2 se)", floor=1e-3, color=COLORS[name])
     ax.plot(budgets, [10**b for b in log10_bound], "k--", label="Theorem 1 bound")
@@ -188,21 +191,21 @@ def theorem1_against_measured(
     ax.set_ylim(1e-3, 1e6)
     ax.set_xlabel("total pulls T")
     ax.set_ylabel("probability of error")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
+    plotting.panel_title(ax, title)
+    ax.legend()
     return fig
 
 
 def theorem2_against_measured(budgets: Sequence[int], declared: Mapping[str, np.ndarray], lower_bound: Sequence[float]):
     """Measured probabilities of declaring "no fair arm" beside Theorem 2's lower bound."""
-    fig, ax = plt.subplots(figsize=(6.6, 4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4)
     for name, d in declared.items():
         error_band(ax, budgets, d, f"{name}, measured (±2 se)", color=COLORS[name])
     ax.plot(budgets, np.maximum(list(lower_bound), 0), "k--", label="Theorem 2 lower bound (clipped at 0)")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("total pulls T")
     ax.set_ylabel("P(declares no fair arm)")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -211,15 +214,15 @@ def paper_theory(
 ):
     """The paper-scale record's error on the Theorem 1 instance and declarations on the Theorem 2
     instance, per algorithm."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+    fig, axes = plotting.new_axes(2)
     for name in measured_error:
         axes[0].plot(budgets, measured_error[name], "o-", color=COLORS[name], label=name)
         axes[1].plot(budgets, declared[name], "o-", color=COLORS[name], label=name)
-    axes[0].set_ylabel("probability of error (Theorem 1 instance)")
-    axes[1].set_ylabel("P(declares no fair arm) (Theorem 2 instance)")
+    axes[0].set_ylabel("probability of error\n(Theorem 1 instance)")
+    axes[1].set_ylabel("P(declares no fair arm)\n(Theorem 2 instance)")
     for ax in axes:
         ax.set_xlabel("total pulls T")
-        ax.legend(fontsize=8)
+    plotting.legend_below(fig, axes[:1], ncol=4)
     return fig
 
 
@@ -229,11 +232,11 @@ def error_curves(
     errors: Mapping[str, Mapping[str, np.ndarray]],
     titles: Mapping[str, str],
     log_x: bool = True,
-    width: float = 4.2,
-    height: float = 3.8,
+    row_height: float | None = None,
 ):
     """One panel per entry of ``titles``: each algorithm's probability of error against the budget,
-    with ±2 binomial standard errors (Figures 3, 5 and 6).
+    with ±2 binomial standard errors as error bars, the algorithms' points set slightly apart along
+    the budget axis so that no bar hides another (Figures 3, 5 and 6).
 
     Parameters
     ----------
@@ -241,24 +244,33 @@ def error_curves(
     titles : dict of panel to its title
     log_x : bool
         A log budget axis (Figures 3 and 6) or a linear one (Figure 5).
+    row_height : float, optional
+        Height of a row of panels (inches); the figure has the column width, three panels a row.
     """
     panels = list(titles)
-    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), height), layout="constrained", sharey=True)
+    fig, axes = plotting.new_axes(len(panels), row_height=row_height, sharey=True, squeeze=False)
+    b = np.asarray(budgets, dtype=float)
     for ax, name in zip(axes, panels):
-        for alg, err in errors[name].items():
+        n_alg = len(errors[name])
+        for i, (alg, err) in enumerate(errors[name].items()):
             p = err.mean(axis=1)
             se = np.sqrt(p * (1 - p) / err.shape[1])
-            ax.plot(budgets, p, "o-", color=COLORS[alg], label=alg)
-            ax.fill_between(
-                budgets, np.clip(p - 2 * se, 0, 1), np.clip(p + 2 * se, 0, 1), color=COLORS[alg], alpha=0.15, lw=0
-            )
+            # four overlapping shaded bands cannot be told apart: error bars, each algorithm's
+            # moved a little sideways (by a fraction of the gap between budgets) so none hides another
+            shift = (i - (n_alg - 1) / 2) * 0.025
+            x = b * np.exp(shift * np.log(b[-1] / b[0]) / max(len(b) - 1, 1)) if log_x else b + shift * np.ptp(b)
+            lo, hi = np.clip(p - 2 * se, 0, 1), np.clip(p + 2 * se, 0, 1)
+            ax.errorbar(x, p, yerr=[p - lo, hi - p], fmt="o-", color=COLORS[alg], capsize=3, ms=4, label=alg)
         if log_x:
             ax.set_xscale("log")
+            plotting.plain_log_ticks(ax, "x")
         ax.set_xlabel("total pulls T (log scale)" if log_x else "total pulls T")
-        ax.set_title(titles[name], fontsize=10)
-    axes[0].set_ylabel("probability of error (±2 se)")
+        plotting.panel_title(ax, titles[name], fontsize=plotting.SMALL_FONT_SIZE)
+    for i, ax in enumerate(axes):
+        if i % plotting.MAX_PER_ROW == 0:
+            ax.set_ylabel("probability of error (±2 se)")
     axes[0].set_ylim(-0.03, 1.03)
-    axes[0].legend(fontsize=8)
+    plotting.legend_below(fig, axes[:1], ncol=4)
     return fig
 
 
@@ -267,14 +279,16 @@ def paper_error_curves(
 ):
     """The paper-scale record's error curves, three panels a row; ``error(panel, algorithm)`` gives
     the curve."""
-    fig, axes = plt.subplots(2, 3, figsize=(12.6, 7), layout="constrained", sharey=True)
-    for ax, name in zip(axes.ravel(), panels):
+    fig, axes = plotting.new_axes(len(panels), sharey=True, squeeze=False)
+    for ax, name in zip(axes, panels):
         for alg in algorithms:
             ax.plot(budgets, error(name, alg), "o-", color=COLORS[alg], label=alg)
         ax.set_xscale("log")
-        ax.set_title(name, fontsize=10)
+        plotting.plain_log_ticks(ax, "x")
+        plotting.panel_title(ax, name)
         ax.set_xlabel("total pulls T (log scale)")
-    for ax in axes[:, 0]:
-        ax.set_ylabel("probability of error")
-    axes[0, 0].legend(fontsize=8)
+    for i, ax in enumerate(axes):
+        if i % plotting.MAX_PER_ROW == 0:
+            ax.set_ylabel("probability of error")
+    plotting.legend_below(fig, axes[:1], ncol=4)
     return fig

@@ -40,7 +40,7 @@ from .params import NotebookSpec, load_chapter
 from .provenance import git_info, library_fingerprint, package_versions, platform_info, replaceable_stand_ins
 from .records import load_record, to_jsonable, write_record
 
-__all__ = ["RECORD_DIR_ENV", "find_notebook_spec", "setup_notebook", "NotebookRun", "PaperResults"]
+__all__ = ["RECORD_DIR_ENV", "find_notebook_spec", "setup_notebook", "configure_figures", "NotebookRun", "PaperResults"]
 
 #: Environment variable naming the folder records are written to (set by ``causalbandits run``).
 RECORD_DIR_ENV = "CAUSALBANDITS_RECORD_DIR"
@@ -124,9 +124,36 @@ def setup_notebook(notebook_id: str, namespace: dict[str, Any] | None = None, **
     from ..core.datasets import StandInWarning
 
     warnings.filterwarnings("ignore", category=StandInWarning)  # use_dataset announces it on the page
+    configure_figures()
     run = NotebookRun(spec, values, sources)
     run.show_parameters()
     return run
+
+
+def configure_figures() -> None:
+    """The book's figure style for the session: :func:`~causalbandits_lib.core.figures.use_book_style`
+    (column width, font sizes) and, inside IPython, PNGs at twice the resolution ("retina"), which
+    IPython stores with a width metadata of half the pixel width, so that myst-nb shows each image
+    at its size in the column and sharp on any screen."""
+    from ..core.figures import use_book_style
+
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        get_ipython = None
+    ip = get_ipython() if get_ipython is not None else None
+    if ip is not None:
+        import matplotlib.pyplot  # noqa: F401  (activates the inline backend before it is configured)
+        from matplotlib_inline.config import InlineBackend
+
+        # the same as `%config InlineBackend.figure_formats = {'retina'}`: the formatter is replaced now
+        # and the backend keeps the setting if it is configured again
+        inline = InlineBackend.instance(parent=ip)
+        inline.figure_formats = {"retina"}
+        from IPython.core.pylabtools import select_figure_formats
+
+        select_figure_formats(ip, {"retina"}, **inline.print_figure_kwargs)
+    use_book_style()
 
 
 def _display_markdown(text: str) -> None:

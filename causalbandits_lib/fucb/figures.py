@@ -86,7 +86,9 @@ def draw_causal_graph(
             edgecolors=frame,
             linewidths=width,
         )
-    nx.draw_networkx_labels(graph, pos, labels=dict(labels) if labels else None, ax=ax, font_size=8)
+    nx.draw_networkx_labels(
+        graph, pos, labels=dict(labels) if labels else None, ax=ax, font_size=plotting.SMALL_FONT_SIZE
+    )
     ax.set_axis_off()
 
 
@@ -100,10 +102,10 @@ def email_graph_figure(graph: nx.DiGraph, separator: Collection[str]):
         "R": "reward",
     }
     policy_edges = [(x, a) for x in CONTEXT_NODES for a in ARM_NODES]
-    fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4.2)
     layers = [CONTEXT_NODES, ("I4", "A1", "A2", "A3"), (None, None, "I2", None), ("I1", None, None, "I3"), ("R",)]
     draw_causal_graph(ax, graph, layers, roles, highlight=separator, sensitive="X1", hide_edges=policy_edges)
-    ax.set_title("Email Campaign graph (policy edges X→A not drawn); black frames: W, red: sensitive X1", fontsize=9)
+    plotting.panel_title(ax, "Email Campaign graph (policy edges X→A not drawn)\nblack frames: W, red: sensitive X1")
     return fig
 
 
@@ -111,7 +113,7 @@ def adult_graph_figure(graph: nx.DiGraph, separator: Collection[str]):
     """The Adult-Video graph with its node roles, ``W`` framed in black and gender in red; the
     policy edges user → video are not drawn (notebook ``fucb/05``)."""
     roles = {**{n: "context" for n in USER_NODES}, **{n: "arm" for n in VIDEO_NODES}, "R": "reward"}
-    fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.6)
     draw_causal_graph(
         ax,
         graph,
@@ -121,7 +123,7 @@ def adult_graph_figure(graph: nx.DiGraph, separator: Collection[str]):
         sensitive=ADULT_SENSITIVE,
         hide_edges=[(u, v) for u in USER_NODES for v in VIDEO_NODES],
     )
-    ax.set_title("Adult-Video graph (policy edges user→video not drawn); black: W, red: sensitive", fontsize=9)
+    plotting.panel_title(ax, "Adult-Video graph (policy edges user→video not drawn)\nblack frames: W, red: sensitive")
     return fig
 
 
@@ -131,7 +133,7 @@ def estimation_curves(
     """Mean confidence width (left) and RMSE (right) of the arm means after ``n`` rounds of random
     play, one line per decomposition with a 5–95% band over data sets, log-log axes
     (:func:`~causalbandits_lib.fucb.experiments.offline_estimation_error`; notebook ``fucb/01``)."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    fig, axes = plotting.new_axes(2)
     panels = (("width", "mean confidence width of the arm means"), ("rmse", "RMSE of the estimated arm means"))
     for ax, (what, label) in zip(axes, panels):
         for name, res in learned.items():
@@ -149,14 +151,14 @@ def estimation_curves(
         ax.set_yscale("log")
         ax.set_xlabel("rounds of uniformly random play n")
         ax.set_ylabel(label)
-    axes[0].legend(fontsize=8)
+    axes[0].legend()
     return fig
 
 
 def paper_confidence_widths(paper, labels: Mapping[str, str]):
     """The mean confidence widths of a paper-scale record of notebook ``fucb/01``; ``labels`` maps
     each metric key (``W``, ``PaR``, ...) to its legend."""
-    fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4)
     for key, label in labels.items():
         ax.plot(
             paper.metric("email.checkpoints"),
@@ -169,7 +171,7 @@ def paper_confidence_widths(paper, labels: Mapping[str, str]):
     ax.set_yscale("log")
     ax.set_xlabel("rounds of uniformly random play n")
     ax.set_ylabel("mean confidence width of the arm means")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -186,7 +188,7 @@ def regret_beside_bounds(
     linear axes (notebook ``fucb/02``)."""
     T = next(iter(runs.values()))["regret"].shape[1]
     t = np.arange(2, T + 1)
-    fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.2), layout="constrained")
+    fig, axes = plotting.new_axes(2)
     colours = _colours(runs)
     for name, r in runs.items():
         plotting.band(axes[0], r["regret"], f"{name} (measured)", color=colours[name])
@@ -205,13 +207,13 @@ def regret_beside_bounds(
     axes[0].set_yscale("log")
     axes[0].set_xlabel("round t")
     axes[0].set_ylabel("cumulative regret")
-    axes[0].legend(fontsize=7, ncol=2)
+    plotting.panel_title(axes[0], "measured regret and bounds, log-log")
     for name, r in runs.items():
         plotting.band(axes[1], r["regret"], name, spacing="linear", color=colours[name])
     axes[1].set_xlabel("round t")
     axes[1].set_ylabel("cumulative regret")
-    axes[1].legend(fontsize=8)
-    axes[1].set_title("measured regret, linear axes", fontsize=9)
+    plotting.panel_title(axes[1], "measured regret, linear axes")
+    plotting.legend_below(fig, axes[:1], ncol=3)
     return fig
 
 
@@ -221,7 +223,7 @@ def paper_regret_beside_bounds(paper, names: Sequence[str], k: int, tau: float, 
     T_paper = paper.record["parameters"]["T"]
     tp = np.arange(2, T_paper + 1)
     colours = _colours(names)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4.2)
     for name in names:
         paper.plot(ax, f"long_run.regret.{name}", f"{name} (measured, T = {T_paper})", color=colours[name])
     ax.plot(tp, theory.theorem1_bound(k, tp, 1.0 / tp**2), "--", color=colours["D-UCB"], label=f"Thm 1, {k} cells")
@@ -231,7 +233,7 @@ def paper_regret_beside_bounds(paper, names: Sequence[str], k: int, tau: float, 
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret")
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -241,7 +243,7 @@ def smallest_radius_curves(probs: np.ndarray, diff: np.ndarray, horizon: int):
     as printed (``probs``) and with ``|diff|``, against ``t``, with τ = 0.1, 0.3, 0.5 and the
     horizon marked (notebook ``fucb/03``)."""
     t = np.geomspace(10, 10 * horizon, 200)
-    fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4)
     ax.plot(t, theory.smallest_discrepancy_radius(probs, t), label="smallest radius, Eq. 12 as printed")
     ax.plot(t, theory.smallest_discrepancy_radius(np.abs(diff), t), label="smallest radius, weights |d_z| (ours)")
     for tau_line in (0.1, 0.3, 0.5):
@@ -251,7 +253,7 @@ def smallest_radius_curves(probs: np.ndarray, diff: np.ndarray, horizon: int):
     ax.set_yscale("log")
     ax.set_xlabel("round t (all observations on the arm's cells)")
     ax.set_ylabel("radius of UCB_Δ")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -259,7 +261,7 @@ def theorem2_intervals(context_codes: np.ndarray, arm: int, lower, upper, printe
     """For every user and both ``s*``: the corrected bounds ``[lower, upper]`` (bars), Eq. 11 as
     printed (black ticks) and the true counterfactual mean (dots) of ``arm``; arrays indexed
     ``(context, arm, s*)`` (notebook ``fucb/03``)."""
-    fig, ax = plt.subplots(figsize=(7, 3.8), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.8)
     xs = np.arange(len(context_codes))
     for s, off, col in ((0, -0.12, "C0"), (1, 0.12, "C1")):
         ax.vlines(
@@ -281,22 +283,28 @@ def theorem2_intervals(context_codes: np.ndarray, arm: int, lower, upper, printe
             label="Eq. 11 as printed" if s == 0 else None,
         )
         ax.plot(xs + off, true[:, arm, s], "o", color=col, ms=4, label=f"true (monotone coupling), s* = {s}")
-    ax.set_xticks(xs, [str(tuple(int(v) for v in codes)) for codes in context_codes], fontsize=7)
+    ax.set_xticks(xs, [str(tuple(int(v) for v in codes)) for codes in context_codes], fontsize=plotting.SMALL_FONT_SIZE)
     ax.set_xlabel("user (X1, X2, X3)")
     ax.set_ylabel("counterfactual mean reward of the best arm")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(ncol=2)
     return fig
 
 
 def figure2b(
-    results: Mapping, variants: Sequence[str], fig_tau: float, early_round: int, ax=None, title: str | None = None
+    results: Mapping,
+    variants: Sequence[str],
+    fig_tau: float,
+    early_round: int,
+    ax=None,
+    title: str | None = None,
+    legend: bool = True,
 ):
     """Figure 2b: cumulative regret of UCB, C-UCB, D-UCB and the F-UCB ``variants`` at ``fig_tau``
     (``results[name]`` and ``results[variant, tau]``), with the paper's early round marked
-    (notebook ``fucb/04``); drawn on ``ax`` when given."""
+    (notebook ``fucb/04``); drawn on ``ax`` when given (``legend=False``: no legend on the axes)."""
     T = results["UCB"]["regret"].shape[1]
     if ax is None:
-        fig, ax = plt.subplots(figsize=(7.5, 4.4), layout="constrained")
+        fig, ax = plotting.new_axes(row_height=4.4)
     else:
         fig = ax.figure
     for name in ("UCB", "C-UCB", "D-UCB"):
@@ -314,8 +322,9 @@ def figure2b(
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret")
     if title:
-        ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=8)
+        plotting.panel_title(ax, title)
+    if legend:
+        ax.legend(loc="upper left")
     return fig
 
 
@@ -323,9 +332,10 @@ def figure2b_by_fallback(results_by: Mapping[str, Mapping], variants: Sequence[s
     """Figure 2b once per F-UCB fallback rule (``results_by[rule]``), side by side on a shared
     vertical axis (notebook ``fucb/04``)."""
     rules = list(results_by)
-    fig, axes = plt.subplots(1, len(rules), figsize=(6.5 * len(rules), 4.4), layout="constrained", sharey=True)
-    for ax, rule in zip(np.atleast_1d(axes), rules):
-        figure2b(results_by[rule], variants, fig_tau, early_round, ax=ax, title=f"fallback = {rule}")
+    fig, axes = plotting.new_axes(len(rules), sharey=True, squeeze=False)
+    for ax, rule in zip(axes, rules):
+        figure2b(results_by[rule], variants, fig_tau, early_round, ax=ax, title=f"fallback = {rule}", legend=False)
+    plotting.legend_below(fig, axes[:1], ncol=3)
     return fig
 
 
@@ -333,7 +343,7 @@ def fallback_shares(results: Mapping, variants: Sequence[str], taus: Sequence[fl
     """The share of rounds without a certified arm (a moving mean over runs) of each F-UCB variant,
     one panel per variant, one line per τ (notebook ``fucb/04``)."""
     T = results[variants[0], taus[0]]["fallback"].shape[1]
-    fig, axes = plt.subplots(1, len(variants), figsize=(5.5 * len(variants), 3.8), layout="constrained")
+    fig, axes = plotting.new_axes(len(variants), sharey=True, squeeze=False)
     window = max(1, T // 50)
     kernel = np.ones(window) / window
     for ax, variant in zip(axes, variants):
@@ -342,9 +352,9 @@ def fallback_shares(results: Mapping, variants: Sequence[str], taus: Sequence[fl
             ax.plot(np.arange(window, T + 1), np.convolve(empty, kernel, mode="valid"), label=f"τ = {tau:g}")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("round t")
-        ax.set_ylabel(f"share of rounds without a certified arm ({window}-round mean)")
-        ax.set_title(variant, fontsize=9)
-    axes[0].legend(fontsize=8)
+        plotting.panel_title(ax, variant)
+    axes[0].set_ylabel(f"share of rounds without\na certified arm ({window}-round mean)")
+    plotting.legend_below(fig, axes[:1], ncol=len(taus))
     return fig
 
 
@@ -361,14 +371,13 @@ def table2_figure(
     Fair-LinUCB (notebook ``fucb/05``)."""
     T = results["D-UCB"]["regret"].shape[1]
     shown = 0.3 if 0.3 in taus else taus[0]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    fig, axes = plotting.new_axes(2, row_height=4.2)  # room for the legend below both panels
     for name in ("D-UCB", "Fair-LinUCB"):
         plotting.band(axes[0], results[name]["regret"], name, spacing="linear")
     for name in variants:
         plotting.band(axes[0], results[name, shown]["regret"], f"{name} (τ = {shown:g})", spacing="linear", ls="--")
     axes[0].set_xlabel("round t")
     axes[0].set_ylabel("cumulative regret")
-    axes[0].legend(fontsize=7)
     for name in variants:
         axes[1].plot(taus, [final[name, t] for t in taus], marker="o", label=name)
     axes[1].plot(
@@ -379,10 +388,10 @@ def table2_figure(
     )
     axes[1].axhline(final["Fair-LinUCB"], color="grey", ls=":", label="Fair-LinUCB (ours)")
     axes[1].set_xlabel("fairness threshold τ")
-    axes[1].set_ylabel(f"cumulative regret at T = {T}")
-    axes[1].legend(fontsize=7)
+    axes[1].set_ylabel(f"cumulative regret\nat T = {T}")
+    plotting.legend_below(fig, axes, ncol=3)  # both panels' lines, off the data
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title)
     return fig
 
 
@@ -390,7 +399,7 @@ def tradeoff_figure(taus: Sequence[float], regret: Mapping[str, np.ndarray], unf
     """Regret (left) and unfair decisions under the true Δ (right) against τ, one line per algorithm:
     ``regret[name]`` and ``unfair[name]`` have shape ``(len(taus), n_runs)``; mean over runs with
     two standard errors (notebook ``fucb/04``, the interaction variant)."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    fig, axes = plotting.new_axes(2)
     for ax, values, label in (
         (axes[0], regret, "cumulative regret at T"),
         (axes[1], unfair, "unfair decisions (true Δ)"),
@@ -401,5 +410,5 @@ def tradeoff_figure(taus: Sequence[float], regret: Mapping[str, np.ndarray], unf
             ax.errorbar(taus, v.mean(axis=1), yerr=2 * se, marker="o", capsize=3, label=name)
         ax.set_xlabel("fairness threshold τ")
         ax.set_ylabel(label)
-    axes[0].legend(fontsize=8)
+    axes[0].legend()
     return fig

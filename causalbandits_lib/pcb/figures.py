@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import networkx as nx
 import numpy as np
 
@@ -107,13 +106,13 @@ def draw_cell_intervals(
 def logged_rows_histogram(n_selected: np.ndarray, n_draws: int, p_selected: float):
     """Histogram over data sets of the rows logged out of ``n_draws`` draws, with the expectation
     ``n_draws · P(S=1)`` and the paper's "approximately 15,000" (notebook ``pcb/01``)."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.4)
     ax.hist(n_selected, bins=20, color="C0", alpha=0.8)
     ax.axvline(n_draws * p_selected, color="k", ls="--", label=f"expected {n_draws * p_selected:,.0f}")
     ax.axvline(15000, color="C3", ls=":", label="the paper's 'approximately 15,000'")
     ax.set_xlabel(f"rows logged out of {n_draws:,} draws")
     ax.set_ylabel(f"data sets (of {len(n_selected)})")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -130,7 +129,7 @@ def coverage_per_cell(
     small : ndarray (16,)
     labels : mapping of bound key to display name
     """
-    fig, ax = plt.subplots(figsize=(7.2, 4.4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4.4)
     idx = np.arange(1, 17)
     for off, (k, v) in zip((-0.3, -0.1, 0.1, 0.3), per_cell.items()):
         ax.bar(idx + off, v, width=0.2, label=labels[k])
@@ -143,7 +142,7 @@ def coverage_per_cell(
     ax2.plot(idx, small, "k.:", label="mean rows in the smaller $I_1$ stratum")
     ax2.set_yscale("log")
     ax2.set_ylabel("rows (log scale)")
-    fig.legend(fontsize=7, loc="outside lower center", ncol=3)
+    plotting.legend_below(fig)
     return fig
 
 
@@ -162,56 +161,87 @@ def table1_fit(
     printed : mapping of column to ndarray (4, 4)
     ours, context_free : mapping of column to ndarray (n_datasets, 4, 4)
     """
-    fig, axes = plt.subplots(1, len(columns), figsize=(12, 3.2), layout="constrained", sharey=True)
+    fig, axes = plotting.new_axes(len(columns), row_height=2.8, sharey=True, squeeze=False)
     for ax, col in zip(axes, columns):
         ax.plot([0.1, 0.8], [0.1, 0.8], color="0.6", lw=1)
         ax.plot(printed[col].ravel(), ours[col].mean(axis=0).ravel(), "o", label="ours (per context)")
         ax.plot(
             printed[col].ravel(), context_free[col].mean(axis=0).ravel(), "s", mfc="none", label="context-free pipeline"
         )
-        ax.set_title(col)
+        plotting.panel_title(ax, col)
         ax.set_xlabel("printed in Table 1")
-    axes[0].set_ylabel(f"recomputed (mean of {n_datasets} data sets)")
-    axes[0].legend(fontsize=7)
+    rows, cols = plotting.grid_shape(len(columns))
+    for ax in axes[::cols]:
+        ax.set_ylabel(f"recomputed\n(mean of {n_datasets} data sets)")
+    plotting.legend_below(fig, axes[:1])
     return fig
 
 
-def regret_bands(
-    results: Mapping, title: str, highlight: str | None = None, figsize=(6.8, 4), legend: Mapping | None = None
-):
+def regret_bands(results: Mapping, title: str, highlight: str | None = None, max_bands: int = 3):
     """Cumulative regret of each algorithm (mean over runs, 5-95% band) on linear axes: Figure 4
     (notebook ``pcb/04``).
+
+    With at most ``max_bands`` algorithms, one panel with every band. With more, overlapping bands
+    cannot be told apart, so the first panel shows every mean as a line (no bands) and each
+    algorithm then has its own panel with its band, the mean of ``highlight`` drawn there in black
+    for reference; all panels share their axes, at most three in a row.
 
     Parameters
     ----------
     results : mapping of name to SimulationResult (with per-round ``regret``)
     highlight : str, optional
-        The algorithm drawn with a thicker line (the others thinner).
-    legend : mapping, optional
-        Keyword arguments of ``ax.legend`` (default ``fontsize=8``).
+        The algorithm drawn with a thicker line (and the reference line of the separate panels).
     """
-    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
-    for k, r in results.items():
-        kw = {} if highlight is None else {"lw": 2.2 if k == highlight else 1.2}
-        plotting.band(ax, r["regret"], k, spacing="linear", **kw)
-    ax.set_xlabel("round t")
-    ax.set_ylabel("cumulative regret")
-    ax.set_title(title)
-    ax.legend(**(legend or {"fontsize": 8}))
+    names = list(results)
+    colours = {k: f"C{i}" for i, k in enumerate(names)}
+
+    def width(k):
+        return {} if highlight is None else {"lw": 2.2 if k == highlight else 1.2}
+
+    if len(names) <= max_bands:
+        fig, ax = plotting.new_axes()
+        for k in names:
+            plotting.band(ax, results[k]["regret"], k, spacing="linear", color=colours[k], **width(k))
+        ax.set_xlabel("round t")
+        ax.set_ylabel("cumulative regret")
+        plotting.panel_title(ax, title)
+        ax.legend(loc="upper left")
+        return fig
+    fig, axes = plotting.new_axes(len(names) + 1, row_height=2.4, sharex=True, sharey=True)
+    for k in names:  # the means only: every algorithm at once
+        runs = np.asarray(results[k]["regret"], dtype=float)
+        plotting.band(axes[0], runs.mean(axis=0, keepdims=True), k, spacing="linear", color=colours[k], **width(k))
+    plotting.panel_title(axes[0], "all algorithms (means)")
+    if highlight is not None:  # a legend entry for the reference line of the separate panels
+        axes[0].plot([], [], "k--", lw=1, label=f"{highlight} mean (dashed in each panel)")
+    for ax, k in zip(axes[1:], names):
+        if highlight is not None and k != highlight:
+            ref = np.asarray(results[highlight]["regret"], dtype=float).mean(axis=0, keepdims=True)
+            plotting.band(ax, ref, f"_{highlight}", spacing="linear", color="k", lw=1, ls="--")
+        plotting.band(ax, results[k]["regret"], f"_{k}", spacing="linear", color=colours[k])
+        plotting.panel_title(ax, k, color=colours[k])
+    rows, cols = plotting.grid_shape(len(axes))
+    for i, ax in enumerate(axes):
+        if i % cols == 0:
+            ax.set_ylabel("cumulative regret")
+        if i + cols >= len(axes):  # the last panel of its column
+            ax.set_xlabel("round t")
+    plotting.legend_below(fig, axes[:1])
+    fig.suptitle(title)
     return fig
 
 
 def final_regret_histograms(final: Mapping[str, np.ndarray], names: Sequence[str]):
     """Histograms of the final regrets over runs (plus one, log scale) of the algorithms ``names``
     (notebook ``pcb/04``); the bins span every algorithm of ``final``."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.4)
     bins = np.logspace(0, np.log10(max(v.max() for v in final.values()) + 1), 30)
     for k in names:
         ax.hist(final[k] + 1, bins=bins, histtype="step", lw=1.6, label=k)
     ax.set_xscale("log")
     ax.set_xlabel("final regret + 1 (log scale)")
     ax.set_ylabel(f"runs (of {len(final[names[0]])})")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -222,7 +252,7 @@ def regret_against_bound(
     trivial bound (dotted): Theorem 5 (notebook ``pcb/04``). ``bound`` and ``trivial`` are given
     at rounds ``1..T``."""
     t = np.arange(1, len(bound) + 1)
-    fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4)
     for k in names:
         plotting.band(ax, results[k]["regret"], f"{k}, measured")
     ax.plot(t, bound, "k--", label=bound_label)
@@ -231,14 +261,14 @@ def regret_against_bound(
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
 def regret_with_bounds(results: Mapping, bounds: Sequence[np.ndarray]):
     """Measured cumulative regret of each algorithm (log-log) with its own bound (dashed, same
     colour), in the order of ``results``: Theorem 8 (notebook ``pcb/04``)."""
-    fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4)
     for (k, r), b in zip(results.items(), bounds):
         t = np.arange(1, len(b) + 1)
         line = plotting.band(ax, r["regret"], f"{k}, measured")
@@ -247,7 +277,7 @@ def regret_with_bounds(results: Mapping, bounds: Sequence[np.ndarray]):
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -257,15 +287,15 @@ def regret_against_margin(final: Mapping[float, np.ndarray], n_minus: Mapping[fl
     w = np.array(list(final))
     mean = np.array([v.mean() for v in final.values()])
     se = np.array([v.std(ddof=1) / np.sqrt(len(v)) for v in final.values()])
-    fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.8)
     ax.errorbar(w, mean, yerr=2 * se, marker="o", capsize=3, label="LinUCB-PCB, bounds [μ - w, μ + w]")
     for x, y, k in zip(w, mean, n_minus.values()):
-        ax.annotate(f"N⁻={k}", (x, y), textcoords="offset points", xytext=(4, 6), fontsize=7)
+        ax.annotate(f"N⁻={k}", (x, y), textcoords="offset points", xytext=(4, 6), fontsize=plotting.SMALL_FONT_SIZE)
     b, bse = baseline.mean(), baseline.std(ddof=1) / np.sqrt(len(baseline))
     ax.axhline(b, color="0.3", ls="--", label="LinUCB (no bounds)")
     ax.axhspan(b - 2 * bse, b + 2 * bse, color="0.8", alpha=0.5)
     ax.set_xscale("log")
     ax.set_xlabel("half-width w of the prior bounds")
     ax.set_ylabel("final regret (mean ± 2 se)")
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig

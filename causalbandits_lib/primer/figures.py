@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from ..core import figures as plotting
@@ -22,7 +21,7 @@ def regret_between_bounds(regret: np.ndarray, upper: np.ndarray, lower: np.ndarr
         The two bounds at rounds ``1..T``.
     """
     t = np.arange(1, regret.shape[1] + 1)
-    fig, axes = plotting.new_axes(ncols=2, width=5.2)
+    fig, axes = plotting.new_axes(2)
     for ax, log in zip(axes, (False, True)):
         plotting.band(ax, regret, "UCB1 (mean, 5-95% band)", spacing="log" if log else "linear")
         ax.plot(t, upper, "k--", label="Auer et al. upper bound")
@@ -32,9 +31,9 @@ def regret_between_bounds(regret: np.ndarray, upper: np.ndarray, lower: np.ndarr
         if log:
             ax.set_xscale("log")
             ax.set_yscale("log")
-    axes[0].legend(loc="upper left", fontsize=8)
-    axes[0].set_title("linear axes")
-    axes[1].set_title("log-log axes")
+    plotting.legend_below(fig, axes[:1])
+    plotting.panel_title(axes[0], "linear axes")
+    plotting.panel_title(axes[1], "log-log axes")
     return fig
 
 
@@ -42,7 +41,7 @@ def backdoor_histograms(estimates: dict[str, np.ndarray], seeing: float, doing: 
     """Histograms of the naive and the back-door estimates over data sets, with the exact
     observational and interventional probabilities (notebook ``primer/02``)."""
     naive, adjusted = estimates["naive"], estimates["adjusted"]
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=3.6)
     bins = np.linspace(min(naive.min(), adjusted.min()), max(naive.max(), adjusted.max()), 50)
     ax.hist(naive, bins=bins, alpha=0.6, label=r"naive $\hat P(Y=1\mid X=1)$")
     ax.hist(adjusted, bins=bins, alpha=0.6, label="back-door adjusted")
@@ -50,7 +49,7 @@ def backdoor_histograms(estimates: dict[str, np.ndarray], seeing: float, doing: 
     ax.axvline(seeing, color="k", ls=":", label=r"exact $P(Y=1\mid X=1)$")
     ax.set_xlabel("estimate of the recovery probability under treatment")
     ax.set_ylabel(f"data sets (of {len(naive)})")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -58,7 +57,7 @@ def soft_versus_hard_regret(blind: np.ndarray, per_context: np.ndarray, loss_per
     """Cumulative regret against the best soft policy of a context-blind UCB1 and of one UCB1 per
     context, with the linear growth of the best hard intervention (notebook ``primer/03``)."""
     t = np.arange(1, blind.shape[1] + 1)
-    fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
+    fig, ax = plotting.new_axes(row_height=4)
     plotting.band(ax, blind, "UCB1 ignoring the context (hard interventions)")
     plotting.band(ax, per_context, "UCB1 per context (soft intervention)")
     ax.plot(t, loss_per_round * t, "k:", label=r"$(V(\pi^*) - \max_a V(do(a)))\,t$")
@@ -66,5 +65,5 @@ def soft_versus_hard_regret(blind: np.ndarray, per_context: np.ndarray, loss_per
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret against the best soft policy")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig

@@ -3,14 +3,17 @@
 Used by tests/test_browser.py. Each page is served from a loopback HTTP server; every request to
 any other host is aborted and counted as a failure. For each page the checker reports failed
 requests, console errors, images that did not decode, formulas MathJax did not render (raw ``\\(``
-or ``$$`` left in the text), figures without a caption, claims tables wider than their column at a
-1400 px window, download links that do not resolve, and text that leaks the build machine (an
-absolute path) or numpy's scalar repr (``np.float64(``).
+or ``$$`` left in the text), figures without a caption, figures shown below half their natural
+width (the book stores PNGs at twice their display size, so a smaller one was shrunk), captions
+numbered by the book ("Fig. 39", which would clash with the paper's own figure numbers), claims
+tables wider than their column at a 1400 px window, download links that do not resolve, and text
+that leaks the build machine (an absolute path) or numpy's scalar repr (``np.float64(``).
 """
 
 from __future__ import annotations
 
 import http.server
+import re
 import shutil
 import threading
 from contextlib import contextmanager
@@ -74,6 +77,12 @@ PAGE_STATE_JS = """
   });
   const outputImgs = Array.from(main.querySelectorAll('.cell_output img')).map(i => ({
     src: i.getAttribute('src'), inFigure: !!i.closest('figure')}));
+  // shown below half the natural width: rendered images only (one in a closed fold has no size)
+  const shrunk = Array.from(main.querySelectorAll('img'))
+    .filter(i => i.complete && i.naturalWidth > 0)
+    .filter(i => i.checkVisibility ? i.checkVisibility() : i.getClientRects().length > 0)
+    .filter(i => i.clientWidth * 2 < i.naturalWidth - 2)
+    .map(i => ({src: i.getAttribute('src'), shown: i.clientWidth, natural: i.naturalWidth}));
   const overflow = Array.from(main.querySelectorAll('.claims-table table'))
     .filter(t => t.scrollWidth > t.parentElement.clientWidth + 2)
     .map(t => `${t.scrollWidth} px in a ${t.parentElement.clientWidth} px column`);
@@ -85,7 +94,8 @@ PAGE_STATE_JS = """
     const m = text.match(re); if (m) leaks.push(m[0].trim().slice(0, 80));
   }
   const downloads = Array.from(document.querySelectorAll('a[href*="_downloads/"]')).map(a => a.href);
-  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, overflow, clipped, leaks, downloads};
+  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, shrunk, overflow, clipped, leaks,
+          downloads};
 }
 """
 
@@ -141,6 +151,13 @@ def check_pages(
             for fig in state["figures"]:
                 if not fig["caption"]:
                     found.append(f"figure {fig['id']} has no caption")
+                elif re.match(r"Fig(ure)?\.? ?\d+\.? ", fig["caption"]):
+                    found.append(f"figure {fig['id']} is numbered by the book: {fig['caption'][:40]!r}")
+            for img in state["shrunk"]:
+                found.append(
+                    f"figure shown below half its natural width: {img['src']} "
+                    f"({img['shown']} px shown, {img['natural']} px natural)"
+                )
             for img in state["outputImgs"]:
                 if not img["inFigure"]:
                     found.append(f"notebook figure {img['src']} has no caption (use the mystnb figure option)")

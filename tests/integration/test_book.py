@@ -95,6 +95,19 @@ def test_book_builds_without_warnings(built_book):
         assert (built_book / "_downloads" / "records" / spec.chapter / f"{spec.name}.json").is_file(), spec.id
 
 
+def _png(width: int, height: int) -> bytes:
+    """A grey PNG of the given size (standard library only)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
 def _chromium():
     from .browser_check import find_chromium
 
@@ -134,14 +147,16 @@ def test_every_page_renders_offline(built_book):
 @pytest.mark.book
 def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     """The browser check must fail on a page that loads a script from a CDN, shows a missing image,
-    leaks a machine path or a numpy repr, has a claims table wider than its column, or a code line
-    that is not wrapped to the column."""
+    leaks a machine path or a numpy repr, has a claims table wider than its column, a code line
+    that is not wrapped to the column, a figure shown below half its natural width, or a figure
+    caption numbered by the book."""
     from .browser_check import check_pages
 
     chromium = _chromium()
     site = tmp_path / "site"
     shutil.copytree(built_book, site)
     page = site / "book" / "notation.html"
+    (site / "wide-figure.png").write_bytes(_png(600, 40))
     html = page.read_text()
     broken = html.replace(
         "</head>", '<script src="https://cdn.jsdelivr.net/npm/jquery@3/dist/jquery.min.js"></script></head>', 1
@@ -152,6 +167,8 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
         '<a href="../_downloads/records/nowhere/missing.json" download>record</a>'
         '<div class="cell"><div class="cell_input"><div class="highlight">'
         '<pre style="white-space: pre">x = 1  # ' + "a very long line " * 40 + "</pre></div></div></div>"
+        '<figure id="shrunk"><img src="../wide-figure.png" alt="y" style="width: 100px">'
+        "<figcaption><p>Fig. 39 A figure numbered by the book</p></figcaption></figure>"
     )
     broken = broken.replace("</main>", leak + "</main>", 1)
     assert broken != html
@@ -163,6 +180,11 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     assert any("claims table wider than its column: 3000 px" in p for p in problems), problems
     assert any("download link does not resolve" in p and "missing.json" in p for p in problems), problems
     assert any("code or output wider than the column" in p and "x = 1" in p for p in problems), problems
+    assert any(
+        "below half its natural width" in p and "wide-figure.png" in p and "100 px shown, 600 px natural" in p
+        for p in problems
+    ), problems
+    assert any("numbered by the book" in p and "Fig. 39" in p for p in problems), problems
     # and the untouched page next to it stays clean
     assert check_pages(site, ["book/intro.html"], chromium)["book/intro.html"] == []
 

@@ -36,7 +36,7 @@ def test_every_figure_draws(table2):
             {c: truth[None] for c in ("truth", "biased", "lb", "ub")},
             1,
         ),
-        figures.regret_bands(res, "title", highlight="LinUCB-PCB", legend={"fontsize": 7, "ncol": 2}),
+        figures.regret_bands(res, "title", highlight="LinUCB-PCB"),
         figures.final_regret_histograms(final, ("LinUCB", "LinUCB-PCB")),
         figures.regret_against_bound(res, ("LinUCB",), 10 * np.sqrt(t), "bound", 0.2 * t),
         figures.regret_with_bounds(res, (10 * np.log1p(t), 5 * np.log1p(t))),
@@ -47,4 +47,20 @@ def test_every_figure_draws(table2):
     figs.append(fig)
     assert all(len(f.axes) >= 1 for f in figs)
     assert len(figs[1].axes) == 2  # the twin axis of the stratum sizes
+    assert len(figs[3].axes) == 1  # two algorithms: their bands in one panel
     plt.close("all")
+
+
+def test_figure4_with_many_algorithms_splits_its_bands_into_panels():
+    """Seven overlapping bands cannot be told apart: one panel of means, then one per algorithm,
+    at most three panels in a row, at the column width."""
+    from causalbandits_lib.core import figures as plotting
+
+    res = {f"alg{i}": _result(1.0 + i) for i in range(7)}
+    fig = figures.regret_bands(res, "title", highlight="alg0")
+    assert len(fig.axes) == 8
+    assert max(ax.get_subplotspec().colspan.stop for ax in fig.axes) <= plotting.MAX_PER_ROW
+    assert fig.get_figwidth() == plotting.COLUMN_WIDTH
+    shaded = [len(ax.collections) for ax in fig.axes]
+    assert shaded[0] == 0 and all(n >= 1 for n in shaded[1:])  # bands only in the separate panels
+    plt.close(fig)
