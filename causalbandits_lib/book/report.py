@@ -8,6 +8,8 @@ test checks that the committed page equals what the committed records give.
 
 from __future__ import annotations
 
+import functools
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -50,6 +52,44 @@ result, not a failure of the book; the linked notebook section shows the measure
 Cite a row through its record: `causalbandits cite results/paper/<chapter>/<notebook>.json`.
 
 """
+
+
+def _loose(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+@functools.lru_cache(maxsize=None)
+def _heading_anchors(notebook_md: Path) -> dict[str, str]:
+    """The anchors MyST gives the headings of a notebook's source (its default slug function on the
+    heading's text), keyed by the letters and digits of the anchor: a claim's ``section`` written
+    by hand ("theorem-7-s-intervals") then finds MyST's anchor ("theorem-7s-intervals")."""
+    from myst_parser.mdit_to_docutils.base import default_slugify
+
+    anchors: dict[str, str] = {}
+    fence = None
+    for line in notebook_md.read_text().splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = None if fence == mark else (fence or mark)
+            continue
+        m = None if fence else re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            text = re.sub(r"[`*]", "", m.group(1)).replace("$", "")
+            slug = default_slugify(text)
+            anchors.setdefault(_loose(slug), slug)
+    return anchors
+
+
+def section_anchor(notebook_md: Path, section: str | None) -> str:
+    """The anchor of a claim's section in its notebook page, as MyST writes it; the claims section
+    when the notebook has no such heading."""
+    section = section or "claims"
+    try:
+        anchors = _heading_anchors(Path(notebook_md))
+    except OSError:
+        return section
+    return anchors.get(_loose(section), anchors.get("claims", "claims"))
 
 
 def _cell(text: Any) -> str:
@@ -225,7 +265,8 @@ def render_reproducibility(chapters: Mapping[str, ChapterSpec], results_dir: Pat
             commits.add(commit)
             for c in rec["claims"]:
                 counts.add(c)
-                link = f"{nb_file.as_posix()}#{c.get('section') or 'claims'}"
+                anchor = section_anchor(root / "notebooks" / ch.name / f"{nb.name}.md", c.get("section"))
+                link = f"{nb_file.as_posix()}#{anchor}"
                 measured = short_cell(format_value(c["measured"]))
                 cells = (claim_cell(c, link), statement_cell(c), measured, verdict_badge(c["verdict"]), why_cell(c))
                 rows.append("| " + " | ".join(_cell(x) for x in cells) + " |")
@@ -320,7 +361,8 @@ def render_chapter_summary(ch: ChapterSpec, results_dir: Path) -> str:
         body += [f"- `{nb.id}` has no paper-scale record yet (`make reproduce CHAPTER={ch.name}`).", ""]
 
     def line(nb, c) -> str:
-        link = f"../../notebooks/{ch.name}/{nb.name}.md#{c.get('section') or 'claims'}"
+        md = paths.book_root() / "notebooks" / ch.name / f"{nb.name}.md"
+        link = f"../../notebooks/{ch.name}/{nb.name}.md#{section_anchor(md, c.get('section'))}"
         source = f" ({c['source']})" if c.get("source") else ""
         return f"- [`{c['id']}`]({link}){source}: {c['statement'].rstrip('.')}. **Why:** {c['reason'].rstrip('.')}."
 

@@ -66,7 +66,7 @@ def test_chapter_summary_puts_what_did_not_reproduce_first_with_its_cause_and_li
         tmp_path,
         [
             ("primer.a.exp", yes, {"kind": "experiment", "section": "sec-a"}),
-            ("primer.a.thm", no, {"kind": "theorem", "section": "sec-b"}),
+            ("primer.a.thm", no, {"kind": "theorem", "section": "ucb1-and-its-upper-bound"}),
             ("primer.a.idt", no, {"kind": "identity"}),
             ("primer.a.mine", yes, {"kind": "experiment", "ours": True}),
         ],
@@ -79,6 +79,38 @@ def test_chapter_summary_puts_what_did_not_reproduce_first_with_its_cause_and_li
         missed < held < page.index("## Our own questions and variants") < page.index("## Checks of our implementation")
     )
     line = next(x for x in page.splitlines() if "`primer.a.thm`" in x)
-    assert "(../../notebooks/primer/01_bandits_and_regret.md#sec-b)" in line and no.reason.rstrip(".") in line
+    assert "(../../notebooks/primer/01_bandits_and_regret.md#ucb1-and-its-upper-bound)" in line
+    assert no.reason.rstrip(".") in line
     assert page.count("`primer.a.idt`") == 1 and page.count("`primer.a.mine`") == 1
     assert "| 4 | 1 / 0 / 1 / 0 | 1 / 0 / 0 / 0 | 0 / 0 / 1 / 0 |" in page
+
+
+def test_every_committed_claim_links_to_a_heading_of_its_notebook_with_mysts_anchor(tmp_path):
+    """A claim's section is written by hand; the pages link MyST's anchor of that heading (an
+    apostrophe or a formula in a heading makes the two differ), and a section that names no heading
+    would be a dead link: -W then fails the build, so it fails here first."""
+    import json
+
+    from causalbandits_lib.book.paths import book_root
+    from causalbandits_lib.book.report import _heading_anchors, _loose, section_anchor
+
+    root = book_root()
+    missing = []
+    for path in sorted((root / "results" / "paper").glob("*/*.json")):
+        rec = json.loads(path.read_text())
+        chapter, name = rec["notebook"].split("/")
+        md = root / "notebooks" / chapter / f"{name}.md"
+        for c in rec["claims"]:
+            if _loose(c.get("section") or "claims") not in _heading_anchors(md):
+                missing.append(f"{c['id']}: #{c.get('section')}")
+    assert not missing, "claims whose section is no heading of their notebook:\n" + "\n".join(missing)
+    md = tmp_path / "nb.md"
+    md.write_text(
+        "# Title\n\n## Concentration: do they stay in Theorem 7's intervals?\n\n```\n# not a heading\n```\n"
+        "## How much do bounds help: $N^-_{pcb}$\n\n## Claims\n"
+    )
+    assert section_anchor(md, "concentration-do-they-stay-in-theorem-7-s-intervals") == (
+        "concentration-do-they-stay-in-theorem-7s-intervals"
+    )
+    assert section_anchor(md, "how-much-do-bounds-help-n-pcb") == "how-much-do-bounds-help-n-_pcb"
+    assert section_anchor(md, "not-a-heading") == "claims"
