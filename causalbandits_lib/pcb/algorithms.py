@@ -310,6 +310,9 @@ class LinUCB:
 class ClippedUCB:
     """UCB with prior causal bounds, UCB-PCB (Algorithm 6), for a non-contextual bandit.
 
+    Derived in notebooks/pcb/04_online_learning.md, section 'UCB-PCB and Theorem 8'
+    (equation ``pcb-theorem8-bound``).
+
     Index ``UCB_a = μ̂_a + sqrt(2 log(1/δ) / N_a)`` with ``δ = 1/T²`` (Theorem 8), ``+∞`` for an
     unplayed arm; with bounds it is clipped to ``max(min(UCB_a, U_a), L_a)`` (line 6). Without
     bounds it is the plain UCB of Theorem 8's comparison.

@@ -106,6 +106,9 @@ def biased_estimate(counts: np.ndarray) -> np.ndarray:
 def c_component_bounds(counts: np.ndarray, p_context: np.ndarray, route) -> tuple[np.ndarray, np.ndarray]:
     """Theorem 3, eq. (7): ``L_q = Σ_{D∖{Y,C}} Π_i L_{Q[D_i]} / P(c)`` and the same with ``U``.
 
+    Derived in notebooks/pcb/02_causal_bounds.md, section 'The c-component route'
+    (equation ``pcb-eq7-theorem3-bounds``).
+
     Factors that RC* cannot recover are bounded by ``[0, 1]`` (Algorithm 2, line 9). A recoverable
     factor of a single root node ``V`` equals ``P(v) = P(v | S=1)`` (a root that is not an ancestor
     of ``S`` is independent of ``S``), estimated from the counts. Other recoverable factors would
@@ -150,6 +153,9 @@ def c_component_bounds(counts: np.ndarray, p_context: np.ndarray, route) -> tupl
 def substitute_bounds_eq3(counts: np.ndarray, p_context: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Theorem 4, eq. (10), with ``W = {I1}`` (as the paper's example asserts) and each
     ``P_{x,i1}(y, c)`` estimated by eq. (3).
+
+    Derived in notebooks/pcb/02_causal_bounds.md, section 'The substitute-intervention route'
+    (equation ``pcb-eq10-theorem4-bounds``).
 
     ``L_w = min_{i1} P̂(Y=1, c | x, i1, S=1) / P(c)`` and ``U_w`` with ``max``, clipped to ``[0, 1]``.
     Eq. (3) needs an adjustment set ``Z`` disjoint from the treatments ``X ∪ W`` and the outcomes
@@ -201,6 +207,8 @@ def conditioning_bounds(
     simultaneous_cells: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The sound substitute bound: ``[min_{i1}, max_{i1}] P̂(Y=1 | x, c, i1, S=1)``.
+
+    Derived in notebooks/pcb/02_causal_bounds.md, section 'A sound bound' (equation ``pcb-sound-bound``).
 
     Why it is valid (any model on the paper's graph): ``C`` blocks every back-door path from ``X``
     to ``Y``, so ``P_x(y | c) = P(y | x, c) = Σ_{i1} P(y | x, c, i1) P(i1 | x, c)``, a convex
@@ -284,7 +292,11 @@ def population_arm_means(arm_outcome_counts: np.ndarray) -> np.ndarray:
 
 def marginal_bounds(lower: np.ndarray, upper: np.ndarray, p_context: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bounds on ``P(Y=1 | do(x_a)) = Σ_c P(c) P(Y=1 | do(x_a), c)`` from per-context bounds
-    (valid whenever every per-context bound is), shape ``(..., 4)``: the prior bounds of UCB-PCB."""
+    (valid whenever every per-context bound is), shape ``(..., 4)``: the prior bounds of UCB-PCB.
+
+    Derived in notebooks/pcb/04_online_learning.md, section 'UCB-PCB and Theorem 8'
+    (equation ``pcb-theorem8-bound``).
+    """
     pc = np.asarray(p_context, dtype=float)
     if pc.shape != (N_CONTEXTS,) or abs(pc.sum() - 1) > 1e-9:
         raise ValueError(f"p_context must be a probability vector of length {N_CONTEXTS}, got {pc.tolist()}")

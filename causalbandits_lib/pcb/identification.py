@@ -245,7 +245,11 @@ class CComponentRoute:
 
 def c_component_route(admg: ADMG, treatments, outcome: str, context, selection: str) -> CComponentRoute:
     """Decompose ``P_x(y, c)`` into c-factors and run :func:`rc_star` on each (Algorithm 1,
-    lines 5-9)."""
+    lines 5-9).
+
+    Derived in notebooks/pcb/02_causal_bounds.md, section 'The c-component route'
+    (equation ``pcb-eq7-theorem3-bounds``).
+    """
     x, c = frozenset(treatments), frozenset(context)
     causal = admg.subgraph(admg.nodes - {selection})
     d = ancestors(causal, c | {outcome}, within=causal.nodes - x)

@@ -300,6 +300,9 @@ def table1_index(a: int, c: int) -> int:
 def conditional_causal_effects(model: DiscreteSCM) -> np.ndarray:
     """The arm means of the contextual bandit, eq. (5): ``u_{a,c} = E[Y | do(X = x_a), C = c]``.
 
+    Derived in notebooks/pcb/01_two_biases.md, section 'The target: conditional causal effects'
+    (equation ``pcb-eq5-conditional-causal-effect``).
+
     Exact, by pgmpy's variable elimination on the intervened model (truncated factorisation).
 
     Returns
@@ -318,6 +321,9 @@ def conditional_causal_effects(model: DiscreteSCM) -> np.ndarray:
 
 def truncated_factorisation(model: DiscreteSCM, do_codes: Mapping[str, int]) -> np.ndarray:
     """The joint distribution after ``do(X = x)`` by the truncated factorisation, eq. (1).
+
+    Derived in notebooks/pcb/01_two_biases.md, section 'The target: conditional causal effects'
+    (equation ``pcb-table2-closed-form``).
 
     ``P_x(v) = Π_{V ∉ X} P(v | pa(V)) · 1{x_X = x}``, computed with one ``einsum`` over the tables
     (an independent route from pgmpy's variable elimination, for tests and notebook 1).
@@ -345,7 +351,11 @@ def truncated_factorisation(model: DiscreteSCM, do_codes: Mapping[str, int]) -> 
 
 
 def truncated_factorisation_effects(model: DiscreteSCM) -> np.ndarray:
-    """``E[Y | do(x_a), c]`` from :func:`truncated_factorisation` (no pgmpy), shape ``(4, 4)``."""
+    """``E[Y | do(x_a), c]`` from :func:`truncated_factorisation` (no pgmpy), shape ``(4, 4)``.
+
+    Derived in notebooks/pcb/01_two_biases.md, section 'The target: conditional causal effects'
+    (equation ``pcb-table2-closed-form``).
+    """
     nodes = model.nodes
     out = np.empty((N_ARMS, N_CONTEXTS))
     for a in range(N_ARMS):
@@ -363,6 +373,9 @@ def truncated_factorisation_effects(model: DiscreteSCM) -> np.ndarray:
 
 def substitute_intervention_effects(model: DiscreteSCM) -> np.ndarray:
     """``P(Y=1 | do(x_a, I1 = i1), c)``, the do-quantities of the paper's Theorem 4 (exact).
+
+    Derived in notebooks/pcb/02_causal_bounds.md, section 'The substitute-intervention route'
+    (equation ``pcb-eq10-theorem4-bounds``).
 
     Returns
     -------

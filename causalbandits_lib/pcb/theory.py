@@ -27,6 +27,9 @@ def linucb_pcb_regret_bound(T, d: int, lam: float, M: float, delta: float, L: fl
 
     ``R_T <= sqrt(2 T d log(1 + T L²/(d λ))) · 2 (sqrt(λ) M + sqrt(2 log(1/δ) + d log(1 + T L²/(d λ))))``.
 
+    Derived in notebooks/pcb/04_online_learning.md, section 'Theorem 5: the regret bound of LinUCB-PCB'
+    (equation ``pcb-theorem5-bound``).
+
     The proof (Lemma 3) needs ``λ >= max(1, L²)``. The paper calls it a bound on the expected
     regret; its proof gives the high-probability statement above.
 
@@ -58,6 +61,9 @@ def effective_feature_norm(features: np.ndarray, means: np.ndarray, upper: np.nd
     """``L = max ||x_{a,c}||₂`` over the pairs with ``U_{a,c} >= μ*_c`` (Theorem 5); all pairs
     when ``upper`` is None (plain LinUCB).
 
+    Derived in notebooks/pcb/04_online_learning.md, section 'Theorem 5: the regret bound of LinUCB-PCB'
+    (equation ``pcb-theorem5-bound``).
+
     Parameters
     ----------
     features : ndarray, shape (n_contexts, n_arms, d)
@@ -78,6 +84,9 @@ def ucb_pcb_regret_bound(means: np.ndarray, T, upper: np.ndarray | None = None) 
     """Theorem 8 (δ = 1/T², 1-sub-Gaussian rewards):
 
     ``R(T) <= 3 Σ_a Δ_a + Σ_{a: Δ_a > 0, U_a >= μ*} 16 log(T) / Δ_a``.
+
+    Derived in notebooks/pcb/04_online_learning.md, section 'UCB-PCB and Theorem 8'
+    (equation ``pcb-theorem8-bound``).
 
     Arms whose prior upper bound is below ``μ*`` drop out of the second sum; without bounds it is
     the bound of plain UCB. The paper's sum runs over ``a: U_a >= μ*``, which includes the optimal

@@ -14,6 +14,9 @@ __all__ = ["backdoor_estimates"]
 def backdoor_estimates(z: np.ndarray, x: np.ndarray, y: np.ndarray, x_value: int, n_z: int) -> dict[str, np.ndarray]:
     """Naive and back-door adjusted estimates of ``P(Y=1 | do(X=x_value))`` from samples.
 
+    Derived in notebooks/primer/02_seeing_and_doing.md, section 'What the graph says'
+    (equation ``primer-backdoor-adjustment``).
+
     Parameters
     ----------
     z, x, y : int arrays, shape (n_sets, n)

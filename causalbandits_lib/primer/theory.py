@@ -18,6 +18,9 @@ __all__ = ["policy_value_decomposition"]
 def policy_value_decomposition(model: DiscreteSCM, policy: np.ndarray) -> float:
     """``E[Y; σ_A = π] = Σ_c P(c) Σ_a π(a|c) E[Y | do(A=a), C=c]`` (σ-calculus decomposition).
 
+    Derived in notebooks/primer/03_soft_interventions.md, section 'The model and the value of a policy'
+    (equation ``primer-policy-value``).
+
     Each term ``E[Y | do(a), c]`` is an exact interventional query; the test and the notebook
     compare the sum with the exact query on the soft-intervened model.
     """
