@@ -57,7 +57,16 @@ def test_an_interrupted_sweep_stops_its_workers_and_says_what_finished(tmp_path,
 
     out = tmp_path / "sweep"
     cmd = sweep_tasks.small_sweep_command(out, *extra)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Ctrl-C as a terminal delivers it: SIGINT at its default disposition in the child. A test run
+    # started in the background by a non-interactive shell inherits SIGINT ignored (POSIX), and
+    # Python then keeps ignoring it, as a background job should.
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     kids = _wait_for_kernel(proc)
     proc.send_signal(sig)
     output, _ = proc.communicate(timeout=60)
