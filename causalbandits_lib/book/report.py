@@ -75,9 +75,11 @@ def _heading_anchors(notebook_md: Path) -> dict[str, str]:
             continue
         m = None if fence else re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
         if m:
-            text = re.sub(r"[`*]", "", m.group(1)).replace("$", "")
-            slug = default_slugify(text)
+            title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1))  # a link: its text
+            # MyST's slug reads only the text and inline code of a heading: formulas are left out
+            slug = default_slugify(re.sub(r"[`*]", "", re.sub(r"\$[^$]*\$", "", title)))
             anchors.setdefault(_loose(slug), slug)
+            anchors.setdefault(_loose(default_slugify(re.sub(r"[`*$]", "", title))), slug)  # as written by hand
     return anchors
 
 
