@@ -34,6 +34,7 @@ __all__ = [
     "fairx_linucb_reward_bound",
     "fairx_lints_fairness_bound",
     "fairx_lints_reward_bound",
+    "bound_ratio_d_exponent",
     "LowerBoundPair",
     "min_merit_lower_bound_pair",
     "lipschitz_lower_bound_pair",
@@ -127,6 +128,18 @@ def fairx_lints_reward_bound(T, d: int):
         + 2 * T * d * np.sqrt(2 * tail)
         + delta * T * (2 * d * np.sqrt(2 * tail) + 2 * W)
     )
+
+
+def bound_ratio_d_exponent(T, d_lo: int, d_hi: int, K: int, delta: float) -> float:
+    """The exponent of ``d`` in the ratio (B3)/(B5) of FairX-LinUCB's to FairX-LinTS's fairness
+    bound at horizon ``T``: ``log(r(d_hi)/r(d_lo)) / log(d_hi/d_lo)`` (``L/γ`` cancels). §4.3 says
+    the Bayesian bound is ``√d`` tighter, an exponent of 1/2 up to the log factors that ``Õ`` hides
+    (``ln(1 + T/d)`` inside ``β_T`` depends on ``d``, so at finite ``T`` the exponent is smaller)."""
+    r = [
+        float(fairx_linucb_fairness_bound(T, d, delta, 1.0) / fairx_lints_fairness_bound(T, d, K, 1.0))
+        for d in (d_lo, d_hi)
+    ]
+    return float(np.log(r[1] / r[0]) / np.log(d_hi / d_lo))
 
 
 class LowerBoundPair:

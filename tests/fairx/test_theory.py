@@ -24,3 +24,17 @@ def test_bounds_grow_like_root_t_and_lower_bound_constant():
     np.testing.assert_allclose(p2, [0.5, 0.5])
     p1, _ = theory.lipschitz_lower_bound_pair(10000).optimal_policies()
     np.testing.assert_allclose(p1, [2 / 3, 1 / 3])
+
+
+def test_bound_ratio_d_exponent_tends_to_one_half():
+    # at T >> d the ratio (B3)/(B5) grows like √d up to log factors; at T comparable to d it grows slower
+    far = theory.bound_ratio_d_exponent(1e20, 10, 100, 10, 0.05)
+    near = theory.bound_ratio_d_exponent(2e4, 10, 100, 10, 0.05)
+    assert 0.4 < far < 0.55 and near < far
+    r10 = float(
+        theory.fairx_linucb_fairness_bound(1e20, 10, 0.05, 1.0) / theory.fairx_lints_fairness_bound(1e20, 10, 10, 1.0)
+    )
+    r100 = float(
+        theory.fairx_linucb_fairness_bound(1e20, 100, 0.05, 1.0) / theory.fairx_lints_fairness_bound(1e20, 100, 10, 1.0)
+    )
+    assert np.isclose(far, np.log(r100 / r10) / np.log(10))
