@@ -71,6 +71,7 @@ __all__ = [
     "Tuned",
     "split_environments",
     "tune_and_test",
+    "tuned_metrics",
     "RegretRecords",
     "regret_records",
     "rate_points",
@@ -687,6 +688,19 @@ def regret_records(
             curves[f"{prefix}reward_regret.{name}{suffix}"] = summarise_checkpoints(run.t, run.reward[:, 0])
             table[name] = {"fr": fr, "rr": rr, "slope": slope}
     return RegretRecords(metrics, curves, table)
+
+
+def tuned_metrics(results: Mapping[str, "Tuned"], prefix: str = "tuned.") -> dict[str, float]:
+    """The hyper-parameters the grid search chose, as metrics for the record:
+    ``{prefix}{algorithm}.{parameter}.c={c}`` for every algorithm, tuned parameter and merit
+    steepness ``c`` (one chosen value per ``c``)."""
+    out = {}
+    for name, res in results.items():
+        for param, values in res.chosen.items():
+            values = np.broadcast_to(np.asarray(values, dtype=float), np.shape(res.c_values))
+            for c, v in zip(np.asarray(res.c_values, dtype=float), values):
+                out[f"{prefix}{name}.{param}.c={c:g}"] = float(v)
+    return out
 
 
 # -- the claims' checks (the standard of evidence of core.checks applied to this chapter's runs) ----

@@ -244,3 +244,22 @@ def test_optimism_policy_error_orders_the_solvers():
     opt = optimal_fair_policy(merit, YEAST_FREQ)
     assert np.all(thin["plug-in"] >= 0) and np.all(thin["plug-in"] <= 2)
     assert np.isclose(np.abs(fair_policy(merit, YEAST_FREQ) - opt).sum(), 0.0)
+
+
+def test_tuned_metrics_names_every_algorithm_parameter_and_c():
+    from causalbandits_lib.fairx.experiments import Tuned, tuned_metrics
+
+    run = _run(0.5)
+    res = {
+        "FairX-UCB": Tuned("FairX-UCB", np.array([1.0, 10.0]), None, {"w0": np.array([1e-3, 1e-1])}, run),
+        "FairX-TS": Tuned(
+            "FairX-TS",
+            np.array([1.0, 10.0]),
+            None,
+            {"prior_sd": np.array([0.1, 0.2]), "reward_sd": np.array([1e-5, 1e-4])},
+            run,
+        ),
+    }
+    m = tuned_metrics(res)
+    assert len(m) == 6
+    assert m["tuned.FairX-UCB.w0.c=10"] == 0.1 and m["tuned.FairX-TS.reward_sd.c=1"] == 1e-5
