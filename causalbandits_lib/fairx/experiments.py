@@ -78,6 +78,7 @@ __all__ = [
     "rate_test",
     "rate_test_horizons",
     "optimism_policy_error",
+    "box_coverage",
     "check_mean_below_bound",
     "check_slope_below",
 ]
@@ -803,6 +804,26 @@ def optimism_policy_error(
         "plug-in": centres,
     }
     return {k: np.abs(fair_policy(merit, mu) - opt).sum(axis=-1) for k, mu in params.items()}
+
+
+def box_coverage(means: np.ndarray, w0: float, T: int, n_runs: int, rng: np.random.Generator) -> np.ndarray:
+    """Does FairX-UCB's box ``[μ̂_a ± w0/√N_a]`` contain ``μ*`` at every round, whatever the policy?
+
+    Each arm's rewards are drawn in advance as a stream of ``T`` Bernoulli(``μ_a``) values (the
+    ``n``-th pull of arm ``a`` reveals the ``n``-th value of its stream, so any policy sees
+    prefixes of these streams). The box of every round of every policy is covered when for all arms
+    and all ``n <= T`` the mean of the first ``n`` values lies within ``w0/√n`` of ``μ_a``: the
+    event Lemma A.4.1 bounds by Hoeffding's inequality and a union bound. Returns, per run, whether
+    that event holds (shape ``(n_runs,)``).
+    """
+    means = np.asarray(means, dtype=float)
+    n = np.arange(1, int(T) + 1, dtype=float)[:, None]
+    out = np.empty(int(n_runs), dtype=bool)
+    for r in range(int(n_runs)):
+        draws = rng.random((int(T), means.size)) < means
+        running = np.cumsum(draws, axis=0) / n
+        out[r] = bool(np.all(np.abs(running - means) <= w0 / np.sqrt(n)))
+    return out
 
 
 def check_mean_below_bound(samples, bound: float, trivial: float, what: str = "mean") -> Verdict:

@@ -263,3 +263,14 @@ def test_tuned_metrics_names_every_algorithm_parameter_and_c():
     m = tuned_metrics(res)
     assert len(m) == 6
     assert m["tuned.FairX-UCB.w0.c=10"] == 0.1 and m["tuned.FairX-TS.reward_sd.c=1"] == 1e-5
+
+
+def test_box_coverage_holds_at_the_theory_width_and_fails_at_a_tiny_one():
+    from causalbandits_lib.fairx import experiments as ex
+
+    wide = ex.box_coverage(YEAST_FREQ, 5.0, 2000, 20, np.random.default_rng(0))
+    assert wide.shape == (20,) and wide.all()
+    tiny = ex.box_coverage(YEAST_FREQ, 1e-3, 2000, 20, np.random.default_rng(0))
+    assert not tiny.any()
+    # a coin with mean 1/2: the first draw is 0 or 1, |1 - 1/2| = 1/2 > w0 = 0.4 at n = 1, so never covered
+    assert not ex.box_coverage(np.array([0.5]), 0.4, 10, 5, np.random.default_rng(1)).any()
