@@ -35,6 +35,7 @@ __all__ = [
     "fairx_lints_fairness_bound",
     "fairx_lints_reward_bound",
     "bound_ratio_d_exponent",
+    "elliptical_potential",
     "LowerBoundPair",
     "min_merit_lower_bound_pair",
     "lipschitz_lower_bound_pair",
@@ -140,6 +141,39 @@ def bound_ratio_d_exponent(T, d_lo: int, d_hi: int, K: int, delta: float) -> flo
         for d in (d_lo, d_hi)
     ]
     return float(np.log(r[1] / r[0]) / np.log(d_hi / d_lo))
+
+
+def elliptical_potential(X: np.ndarray) -> dict[str, np.ndarray]:
+    """The quantities of Lemmas A.6.6-A.6.8 along a sequence of played contexts ``X`` (T, d), with
+    ``Σ_1 = I`` and ``Σ_{t+1} = Σ_t + x_t x_tᵀ``.
+
+    Returns, for ``t = 1..T``: ``w2`` (``w_t² = x_tᵀ Σ_t⁻¹ x_t``), ``sum_w2`` (``Σ_{τ<=t} w_τ²``),
+    ``log_prod`` (``Σ_{τ<=t} ln(1 + w_τ²)``, Lemma A.6.6's ``ln det Σ_{t+1}``), ``log_det``
+    (``ln det Σ_{t+1}`` computed directly), ``log_det_bound`` (``d ln(1 + t/d)``, Lemma A.6.7) and
+    ``potential_bound`` (``2d ln(1 + t/d)``, Lemma A.6.8, which needs ``w² <= 1``, i.e. ``‖x‖ <= 1``).
+    """
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape
+    inv = np.eye(d)
+    w2 = np.empty(T)
+    log_det = np.empty(T)
+    gram = np.eye(d)
+    for t in range(T):
+        x = X[t]
+        v = inv @ x
+        w2[t] = float(x @ v)
+        inv -= np.outer(v, v) / (1.0 + w2[t])  # Sherman-Morrison
+        gram += np.outer(x, x)
+        log_det[t] = np.linalg.slogdet(gram)[1]
+    steps = np.arange(1, T + 1, dtype=float)
+    return {
+        "w2": w2,
+        "sum_w2": np.cumsum(w2),
+        "log_prod": np.cumsum(np.log1p(w2)),
+        "log_det": log_det,
+        "log_det_bound": d * np.log1p(steps / d),
+        "potential_bound": 2 * d * np.log1p(steps / d),
+    }
 
 
 class LowerBoundPair:

@@ -38,3 +38,16 @@ def test_bound_ratio_d_exponent_tends_to_one_half():
         theory.fairx_linucb_fairness_bound(1e20, 100, 0.05, 1.0) / theory.fairx_lints_fairness_bound(1e20, 100, 10, 1.0)
     )
     assert np.isclose(far, np.log(r100 / r10) / np.log(10))
+
+
+def test_elliptical_potential_identities_and_bounds():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    p = theory.elliptical_potential(X)
+    assert np.allclose(p["log_prod"], p["log_det"], rtol=1e-10, atol=1e-10)  # Lemma A.6.6
+    assert np.all(p["log_det"] <= p["log_det_bound"] + 1e-12)  # Lemma A.6.7
+    assert np.all(p["sum_w2"] <= p["potential_bound"])  # Lemma A.6.8
+    # contexts longer than 1 break Lemma A.6.8's premise and its bound
+    big = theory.elliptical_potential(10 * X[:20])
+    assert np.any(big["sum_w2"] > big["potential_bound"])
