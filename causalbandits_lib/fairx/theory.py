@@ -36,6 +36,7 @@ __all__ = [
     "fairx_lints_reward_bound",
     "bound_ratio_d_exponent",
     "elliptical_potential",
+    "ellipsoid_coverage",
     "LowerBoundPair",
     "min_merit_lower_bound_pair",
     "lipschitz_lower_bound_pair",
@@ -174,6 +175,38 @@ def elliptical_potential(X: np.ndarray) -> dict[str, np.ndarray]:
         "log_det_bound": d * np.log1p(steps / d),
         "potential_bound": 2 * d * np.log1p(steps / d),
     }
+
+
+def ellipsoid_coverage(
+    d: int, T: int, n_runs: int, delta: float, rng: np.random.Generator, W: float = 1.0
+) -> np.ndarray:
+    """Does FairX-LinUCB's ellipsoid ``{μ: ‖μ − μ̂_t‖_{Σ_t} <= √β_t}`` (Prop. A.6.1, ``λ = 1``,
+    ``β_t`` of :func:`linucb_beta`) contain ``μ*`` in every round ``t = 1..T``?
+
+    Per run: ``μ*`` uniform on the sphere of radius ``W`` (the largest norm the proposition allows),
+    contexts uniform on the unit sphere (any sequence is allowed: the bound is uniform over them),
+    rewards ``μ*·x + η`` with ``η ~ N(0, 1)`` (1-sub-Gaussian). ``Σ_t`` and ``μ̂_t`` use the first
+    ``t - 1`` observations. Returns, per run, whether the ellipsoid covered ``μ*`` at every round
+    (shape ``(n_runs,)``)."""
+    R = int(n_runs)
+    theta = rng.normal(size=(R, d))
+    theta *= W / np.linalg.norm(theta, axis=1, keepdims=True)
+    gram = np.broadcast_to(np.eye(d), (R, d, d)).copy()
+    inv = gram.copy()
+    b = np.zeros((R, d))
+    covered = np.ones(R, dtype=bool)
+    for t in range(1, int(T) + 1):
+        diff = np.einsum("rij,rj->ri", inv, b) - theta  # μ̂_t − μ* from t − 1 observations
+        q = np.einsum("ri,rij,rj->r", diff, gram, diff)
+        covered &= q <= float(linucb_beta(t, d, delta, W))
+        x = rng.normal(size=(R, d))
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        r = np.einsum("ri,ri->r", theta, x) + rng.normal(size=R)
+        v = np.einsum("rij,rj->ri", inv, x)
+        inv -= np.einsum("ri,rj->rij", v, v) / (1.0 + np.einsum("ri,ri->r", x, v))[:, None, None]
+        gram += np.einsum("ri,rj->rij", x, x)
+        b += r[:, None] * x
+    return covered
 
 
 class LowerBoundPair:

@@ -51,3 +51,11 @@ def test_elliptical_potential_identities_and_bounds():
     # contexts longer than 1 break Lemma A.6.8's premise and its bound
     big = theory.elliptical_potential(10 * X[:20])
     assert np.any(big["sum_w2"] > big["potential_bound"])
+
+
+def test_ellipsoid_coverage_holds_with_the_theory_radius_and_fails_without_it(monkeypatch):
+    ok = theory.ellipsoid_coverage(3, 300, 20, 0.05, np.random.default_rng(0))
+    assert ok.shape == (20,) and ok.all()
+    # a radius of 1e-4 instead of β_t cannot cover a parameter of norm 1 from noisy rewards
+    monkeypatch.setattr(theory, "linucb_beta", lambda t, d, delta, W=1.0: 1e-8)
+    assert not theory.ellipsoid_coverage(3, 300, 20, 0.05, np.random.default_rng(0)).any()
