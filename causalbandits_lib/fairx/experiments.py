@@ -42,8 +42,9 @@ from ..core.recorders import RunningSums
 from ..core.runner import SimulationResult, simulate
 from . import algorithms
 from .data import MultiLabelData
-from .merit import ExpMerit, RegretMeter, optimal_fair_policy
+from .merit import ExpMerit, RegretMeter, fair_policy, optimal_fair_policy
 from .model import ContextTableBandit, MultiLabelBandit, least_squares_parameter, random_fourier_contexts
+from .optimism import optimistic_box_exact, optimistic_box_pgd
 from .yahoo import ReplayEnvironment
 
 __all__ = [
@@ -70,10 +71,14 @@ __all__ = [
     "Tuned",
     "split_environments",
     "tune_and_test",
+    "tuned_metrics",
     "RegretRecords",
     "regret_records",
     "rate_points",
     "rate_test",
+    "rate_test_horizons",
+    "optimism_policy_error",
+    "box_coverage",
     "check_mean_below_bound",
     "check_slope_below",
 ]
@@ -686,6 +691,19 @@ def regret_records(
     return RegretRecords(metrics, curves, table)
 
 
+def tuned_metrics(results: Mapping[str, "Tuned"], prefix: str = "tuned.") -> dict[str, float]:
+    """The hyper-parameters the grid search chose, as metrics for the record:
+    ``{prefix}{algorithm}.{parameter}.c={c}`` for every algorithm, tuned parameter and merit
+    steepness ``c`` (one chosen value per ``c``)."""
+    out = {}
+    for name, res in results.items():
+        for param, values in res.chosen.items():
+            values = np.broadcast_to(np.asarray(values, dtype=float), np.shape(res.c_values))
+            for c, v in zip(np.asarray(res.c_values, dtype=float), values):
+                out[f"{prefix}{name}.{param}.c={c:g}"] = float(v)
+    return out
+
+
 # -- the claims' checks (the standard of evidence of core.checks applied to this chapter's runs) ----
 
 
@@ -722,6 +740,90 @@ def rate_test(
             "the one rate test (core.checks.check_rate) needs a positive mean curve over t >= T/10",
         )
     return check(t, curves, **kw)
+
+
+def rate_test_horizons(
+    run: "FairnessRun",
+    fractions: Sequence[float] = (0.25, 0.5, 1.0),
+    g: int = 0,
+    which: str = "fairness",
+    check: Callable[..., Verdict] = checks.check_rate,
+    **kw,
+) -> Verdict:
+    """The one rate test at several horizons: :func:`rate_test` on the run cut at ``h = f·T`` for
+    each ``f`` in ``fractions`` (fitted over ``[h/10, h]``), one part per horizon
+    (:func:`~causalbandits_lib.core.checks.check_parts`). A rate that holds only at one horizon, or
+    whose exponent drifts across the line as the horizon grows, is then not reproduced outright.
+    ``details["exponents"]`` keeps the fitted exponent and interval of every horizon."""
+    t = np.asarray(run.t)
+    parts, exponents = {}, {}
+    for f in fractions:
+        h = int(round(float(f) * t[-1]))
+        keep = t <= h
+        cut = FairnessRun(
+            t[keep], run.fairness[..., keep], run.reward[..., keep], {}, run.runs, run.seed, int(t[keep][-1])
+        )
+        v = rate_test(cut, g, which, check, **kw)
+        parts[f"T = {int(t[keep][-1]):,}"] = v
+        exponents[int(t[keep][-1])] = {k: v.details.get(k) for k in ("slope", "low", "high")}
+    out = checks.check_parts(
+        parts, f"the one rate test at each of the horizons {', '.join(parts)}, each fitted over [T/10, T]"
+    )
+    return Verdict(out.verdict, out.reason, out.criterion, dict(out.details, exponents=exponents))
+
+
+def optimism_policy_error(
+    merit,
+    means: np.ndarray,
+    w0: float,
+    T: int,
+    rng: np.random.Generator,
+    n_boxes: int,
+    lr: float = 0.01,
+    steps: int = 10,
+) -> dict[str, np.ndarray]:
+    """How far the fair policy of FairX-UCB's optimistic parameter is from ``π*`` late in a run.
+
+    The boxes are those of round ``T`` of a run that has played ``π*``: counts ``N_a = T·π*(a)``
+    (at least 1), centres ``μ̂_a ~ N(μ_a, μ_a(1-μ_a)/N_a)`` clipped to ``[0, 1]`` (Bernoulli
+    arms), widths ``w0/√N_a``. Returns the per-round fairness regret ``‖π − π*‖₁`` (Eq. 9) of the
+    fair policies of the exact optimistic parameter (``"exact"``), of the paper's gradient steps
+    from ``μ̂`` (``"pgd"``) and of ``μ̂`` itself (``"plug-in"``, FairX-EG with ε = 0), one value
+    per box.
+    """
+    means = np.asarray(means, dtype=float)
+    opt = optimal_fair_policy(merit, means)
+    counts = np.maximum(T * opt, 1.0)
+    sd = np.sqrt(means * (1 - means) / counts)
+    centres = np.clip(means + rng.normal(0.0, 1.0, size=(int(n_boxes), means.size)) * sd, 0.0, 1.0)
+    width = w0 / np.sqrt(counts)
+    lower, upper = centres - width, centres + width
+    params = {
+        "exact": optimistic_box_exact(merit, lower, upper)[0],
+        "pgd": optimistic_box_pgd(merit, lower, upper, start=centres, lr=lr, steps=steps),
+        "plug-in": centres,
+    }
+    return {k: np.abs(fair_policy(merit, mu) - opt).sum(axis=-1) for k, mu in params.items()}
+
+
+def box_coverage(means: np.ndarray, w0: float, T: int, n_runs: int, rng: np.random.Generator) -> np.ndarray:
+    """Does FairX-UCB's box ``[μ̂_a ± w0/√N_a]`` contain ``μ*`` at every round, whatever the policy?
+
+    Each arm's rewards are drawn in advance as a stream of ``T`` Bernoulli(``μ_a``) values (the
+    ``n``-th pull of arm ``a`` reveals the ``n``-th value of its stream, so any policy sees
+    prefixes of these streams). The box of every round of every policy is covered when for all arms
+    and all ``n <= T`` the mean of the first ``n`` values lies within ``w0/√n`` of ``μ_a``: the
+    event Lemma A.4.1 bounds by Hoeffding's inequality and a union bound. Returns, per run, whether
+    that event holds (shape ``(n_runs,)``).
+    """
+    means = np.asarray(means, dtype=float)
+    n = np.arange(1, int(T) + 1, dtype=float)[:, None]
+    out = np.empty(int(n_runs), dtype=bool)
+    for r in range(int(n_runs)):
+        draws = rng.random((int(T), means.size)) < means
+        running = np.cumsum(draws, axis=0) / n
+        out[r] = bool(np.all(np.abs(running - means) <= w0 / np.sqrt(n)))
+    return out
 
 
 def check_mean_below_bound(samples, bound: float, trivial: float, what: str = "mean") -> Verdict:

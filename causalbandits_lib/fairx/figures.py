@@ -13,14 +13,18 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
+
+from ..core import figures as plotting
 
 __all__ = [
     "plot_regrets",
+    "regret_pair",
+    "replay_grid",
     "regret_small_multiples",
     "regrets_against_references",
     "exposure_bars",
+    "exposure_panels",
     "paper_fairness_curves",
 ]
 
@@ -64,20 +68,57 @@ def plot_regrets(axes, results: Mapping[str, Any], g: int = 0, x: str = "rounds"
     ax_rr.set_xlabel(ax_fr.get_xlabel())
     ax_rr.set_ylabel("cumulative reward regret RR_t")
     ax_rr.axhline(0.0, color="k", lw=0.5)
-    ax_fr.legend(fontsize=7)
-    ax_rr.legend(fontsize=7)
+
+
+def regret_pair(
+    results: Mapping[str, Any],
+    g: int = 0,
+    title: str = "",
+    guide: float | None = None,
+    x: str = "rounds",
+    reward_for: str = "fair",
+):
+    """:func:`plot_regrets` at the column width: fairness regret (left) and reward regret (right),
+    one legend below; ``guide`` draws ``guide * √t`` on the fairness panel."""
+    fig, axes = plotting.new_axes(2)
+    plot_regrets(axes, results, g, x=x, reward_for=reward_for)
+    if guide is not None:
+        t = next(iter(results.values())).test.t
+        axes[0].plot(t, guide * np.sqrt(t), color="grey", lw=0.8, label="√t guide")
+    plotting.legend_below(fig, axes)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def replay_grid(by_mode: Mapping[str, Mapping[str, Any]], g: int = 0, title: str = ""):
+    """:func:`plot_regrets` against accepted replay rounds, one row per mode (fairness regret left,
+    reward regret right), one legend below."""
+    fig, axes = plotting.new_axes(2 * len(by_mode), per_row=2)
+    for row, (mode, results) in enumerate(by_mode.items()):
+        pair = axes[2 * row : 2 * row + 2]
+        plot_regrets(pair, results, g, x="accepted")
+        plotting.panel_title(pair[0], f"{mode}: fairness regret")
+        plotting.panel_title(pair[1], f"{mode}: reward regret")
+    plotting.legend_below(fig, axes)
+    if title:
+        fig.suptitle(title)
+    return fig
 
 
 def regret_small_multiples(results: Mapping[str, Any], c_values: Sequence[float], title: str):
-    """:func:`plot_regrets` for every configuration, one column per ``c`` (fairness regret on top,
-    reward regret below; the legend only in the first column)."""
-    fig, axes = plt.subplots(2, len(c_values), figsize=(3.2 * len(c_values), 6), layout="constrained", squeeze=False)
+    """:func:`plot_regrets` for every configuration, one row per ``c`` (fairness regret left, reward
+    regret right: two panels a row, so the column holds them), one legend below."""
+    fig, axes = plotting.new_axes(2 * len(c_values), per_row=2, sharex=True)
     for g, cv in enumerate(c_values):
-        plot_regrets(axes[:, g], results, g)
-        axes[0, g].set_title(f"c = {cv:g}")
-        if g:
-            axes[0, g].get_legend().remove()
-            axes[1, g].get_legend().remove()
+        pair = axes[2 * g : 2 * g + 2]
+        plot_regrets(pair, results, g)
+        plotting.panel_title(pair[0], f"c = {cv:g}: fairness regret")
+        plotting.panel_title(pair[1], f"c = {cv:g}: reward regret")
+        if g < len(c_values) - 1:
+            for ax in pair:
+                ax.set_xlabel("")
+    plotting.legend_below(fig, axes)
     fig.suptitle(title)
     return fig
 
@@ -108,7 +149,7 @@ def regrets_against_references(
     reward_yscale : str, optional
         Scale of the reward axis (``"symlog"`` with ``linthresh=10``), default linear.
     """
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    fig, (ax1, ax2) = plotting.new_axes(2)
     for name, run in runs.items():
         fr, rr = run.fairness[:, 0], run.reward[:, 0]
         (line,) = ax1.plot(t, fr.mean(0), "-" if name.startswith("FairX") else "--", label=name)
@@ -130,8 +171,7 @@ def regrets_against_references(
         ax2.set_yscale("symlog", linthresh=10)
     ax1.set_ylabel("cumulative fairness regret FR_t")
     ax2.set_ylabel("cumulative reward regret RR_t")
-    ax1.legend(fontsize=7)
-    ax2.legend(fontsize=7)
+    plotting.legend_below(fig, [ax1, ax2])
     return fig
 
 
@@ -144,19 +184,30 @@ def exposure_bars(ax, optimal: np.ndarray, exposures: Mapping[str, np.ndarray], 
         ax.bar(arms + (i - 1) * width, exposure, width, label=name)
     ax.set_xticks(range(len(optimal)))
     ax.set_xlabel("arm (yeast class, 0-based)")
-    ax.set_title(title)
+    plotting.panel_title(ax, title)
+
+
+def exposure_panels(optimal: np.ndarray, panels: Mapping[str, Mapping[str, np.ndarray]], ylabel: str):
+    """:func:`exposure_bars` for each panel (title to exposures by algorithm), one full-width panel
+    a row (14 arms of four bars each need the column), one legend below."""
+    fig, axes = plotting.new_axes(len(panels), per_row=1, sharey=True, squeeze=False)
+    for ax, (title, exposures) in zip(axes, panels.items()):
+        exposure_bars(ax, optimal, exposures, title)
+        ax.set_ylabel(ylabel)
+    plotting.legend_below(fig, axes)
+    return fig
 
 
 def paper_fairness_curves(paper, curves: Mapping[str, str], title: str):
     """The cumulative fairness regret curves ``curves`` (label to record curve name) of a committed
     paper-profile record (the notebook session's ``paper_results``), on log-log axes."""
-    fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
+    fig, ax = plotting.new_axes()
     for label, key in curves.items():
         paper.plot(ax, key, label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative fairness regret FR_t")
-    ax.set_title(title)
-    ax.legend(fontsize=7)
+    plotting.panel_title(ax, title)
+    ax.legend()
     return fig

@@ -34,6 +34,9 @@ __all__ = [
     "fairx_linucb_reward_bound",
     "fairx_lints_fairness_bound",
     "fairx_lints_reward_bound",
+    "bound_ratio_d_exponent",
+    "elliptical_potential",
+    "ellipsoid_coverage",
     "LowerBoundPair",
     "min_merit_lower_bound_pair",
     "lipschitz_lower_bound_pair",
@@ -127,6 +130,83 @@ def fairx_lints_reward_bound(T, d: int):
         + 2 * T * d * np.sqrt(2 * tail)
         + delta * T * (2 * d * np.sqrt(2 * tail) + 2 * W)
     )
+
+
+def bound_ratio_d_exponent(T, d_lo: int, d_hi: int, K: int, delta: float) -> float:
+    """The exponent of ``d`` in the ratio (B3)/(B5) of FairX-LinUCB's to FairX-LinTS's fairness
+    bound at horizon ``T``: ``log(r(d_hi)/r(d_lo)) / log(d_hi/d_lo)`` (``L/γ`` cancels). §4.3 says
+    the Bayesian bound is ``√d`` tighter, an exponent of 1/2 up to the log factors that ``Õ`` hides
+    (``ln(1 + T/d)`` inside ``β_T`` depends on ``d``, so at finite ``T`` the exponent is smaller)."""
+    r = [
+        float(fairx_linucb_fairness_bound(T, d, delta, 1.0) / fairx_lints_fairness_bound(T, d, K, 1.0))
+        for d in (d_lo, d_hi)
+    ]
+    return float(np.log(r[1] / r[0]) / np.log(d_hi / d_lo))
+
+
+def elliptical_potential(X: np.ndarray) -> dict[str, np.ndarray]:
+    """The quantities of Lemmas A.6.6-A.6.8 along a sequence of played contexts ``X`` (T, d), with
+    ``Σ_1 = I`` and ``Σ_{t+1} = Σ_t + x_t x_tᵀ``.
+
+    Returns, for ``t = 1..T``: ``w2`` (``w_t² = x_tᵀ Σ_t⁻¹ x_t``), ``sum_w2`` (``Σ_{τ<=t} w_τ²``),
+    ``log_prod`` (``Σ_{τ<=t} ln(1 + w_τ²)``, Lemma A.6.6's ``ln det Σ_{t+1}``), ``log_det``
+    (``ln det Σ_{t+1}`` computed directly), ``log_det_bound`` (``d ln(1 + t/d)``, Lemma A.6.7) and
+    ``potential_bound`` (``2d ln(1 + t/d)``, Lemma A.6.8, which needs ``w² <= 1``, i.e. ``‖x‖ <= 1``).
+    """
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape
+    inv = np.eye(d)
+    w2 = np.empty(T)
+    log_det = np.empty(T)
+    gram = np.eye(d)
+    for t in range(T):
+        x = X[t]
+        v = inv @ x
+        w2[t] = float(x @ v)
+        inv -= np.outer(v, v) / (1.0 + w2[t])  # Sherman-Morrison
+        gram += np.outer(x, x)
+        log_det[t] = np.linalg.slogdet(gram)[1]
+    steps = np.arange(1, T + 1, dtype=float)
+    return {
+        "w2": w2,
+        "sum_w2": np.cumsum(w2),
+        "log_prod": np.cumsum(np.log1p(w2)),
+        "log_det": log_det,
+        "log_det_bound": d * np.log1p(steps / d),
+        "potential_bound": 2 * d * np.log1p(steps / d),
+    }
+
+
+def ellipsoid_coverage(
+    d: int, T: int, n_runs: int, delta: float, rng: np.random.Generator, W: float = 1.0
+) -> np.ndarray:
+    """Does FairX-LinUCB's ellipsoid ``{μ: ‖μ − μ̂_t‖_{Σ_t} <= √β_t}`` (Prop. A.6.1, ``λ = 1``,
+    ``β_t`` of :func:`linucb_beta`) contain ``μ*`` in every round ``t = 1..T``?
+
+    Per run: ``μ*`` uniform on the sphere of radius ``W`` (the largest norm the proposition allows),
+    contexts uniform on the unit sphere (any sequence is allowed: the bound is uniform over them),
+    rewards ``μ*·x + η`` with ``η ~ N(0, 1)`` (1-sub-Gaussian). ``Σ_t`` and ``μ̂_t`` use the first
+    ``t - 1`` observations. Returns, per run, whether the ellipsoid covered ``μ*`` at every round
+    (shape ``(n_runs,)``)."""
+    R = int(n_runs)
+    theta = rng.normal(size=(R, d))
+    theta *= W / np.linalg.norm(theta, axis=1, keepdims=True)
+    gram = np.broadcast_to(np.eye(d), (R, d, d)).copy()
+    inv = gram.copy()
+    b = np.zeros((R, d))
+    covered = np.ones(R, dtype=bool)
+    for t in range(1, int(T) + 1):
+        diff = np.einsum("rij,rj->ri", inv, b) - theta  # μ̂_t − μ* from t − 1 observations
+        q = np.einsum("ri,rij,rj->r", diff, gram, diff)
+        covered &= q <= float(linucb_beta(t, d, delta, W))
+        x = rng.normal(size=(R, d))
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        r = np.einsum("ri,ri->r", theta, x) + rng.normal(size=R)
+        v = np.einsum("rij,rj->ri", inv, x)
+        inv -= np.einsum("ri,rj->rij", v, v) / (1.0 + np.einsum("ri,ri->r", x, v))[:, None, None]
+        gram += np.einsum("ri,rj->rij", x, x)
+        b += r[:, None] * x
+    return covered
 
 
 class LowerBoundPair:

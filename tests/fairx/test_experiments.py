@@ -196,3 +196,81 @@ def test_mean_checks_bootstrap_and_combine():
     assert checks.check_parts({"a": ok, "b": ok}).verdict == "reproduced"
     assert checks.check_parts({"a": bad, "b": bad}).verdict == "not reproduced"
     assert checks.check_parts({"a": ok, "b": bad}).verdict == "partly"
+
+
+def _bent_run(T: int = 20000, R: int = 8, seed: int = 0) -> FairnessRun:
+    """Cumulative curves that grow like t (slope 1) up to T/4 and like √t after: a rate that
+    holds at the horizon but not at the earlier ones."""
+    rng = np.random.default_rng(seed)
+    t = np.unique(np.geomspace(1, T, 300).round()).astype(float)
+    knee = T / 4
+    base = np.where(t <= knee, t, knee + 2 * np.sqrt(knee) * (np.sqrt(t) - np.sqrt(knee)))
+    fair = base[None, None, :] * rng.uniform(0.9, 1.1, size=(R, 1, 1))
+    return FairnessRun(t, fair, fair.copy(), {}, np.arange(R), seed, T)
+
+
+def test_rate_test_horizons_judges_every_horizon():
+    from causalbandits_lib.fairx import experiments as ex
+
+    sqrt_rate = dict(exponent=0.5, mode="at_most", margin=0.1)
+    good = ex.rate_test_horizons(_run(0.5), **sqrt_rate)
+    assert good.verdict == "reproduced" and len(good.details["exponents"]) == 3
+    assert ex.rate_test_horizons(_run(1.0), **sqrt_rate).verdict == "not reproduced"
+    bent = _bent_run()
+    # the one horizon T alone could pass; the earlier horizons see the linear stretch
+    full = ex.rate_test_horizons(bent, fractions=(1.0,), **sqrt_rate)
+    several = ex.rate_test_horizons(bent, fractions=(0.125, 0.25, 1.0), **sqrt_rate)
+    assert several.verdict != "reproduced"
+    assert list(several.details["exponents"])[-1] == int(bent.t[-1])
+    assert full.details["exponents"][int(bent.t[-1])]["slope"] < 0.9
+
+
+def test_optimism_policy_error_orders_the_solvers():
+    from causalbandits_lib.fairx import experiments as ex
+    from causalbandits_lib.fairx.merit import fair_policy, optimal_fair_policy
+
+    merit = ExpMerit(4.0)
+    rng = np.random.default_rng(0)
+    wide = ex.optimism_policy_error(merit, YEAST_FREQ, 6.0, 5000, rng, 200)
+    assert set(wide) == {"exact", "pgd", "plug-in"} and wide["exact"].shape == (200,)
+    # wide boxes: the exact optimistic parameter sits at the corners, far from π*; PGD stays near μ̂
+    assert wide["exact"].mean() > 3 * wide["pgd"].mean()
+    # a vanishing width leaves all three at the plug-in policy
+    thin = ex.optimism_policy_error(merit, YEAST_FREQ, 1e-9, 5000, np.random.default_rng(1), 50)
+    assert np.allclose(thin["exact"], thin["plug-in"], atol=1e-6) and np.allclose(
+        thin["pgd"], thin["plug-in"], atol=1e-6
+    )
+    # the plug-in value is ‖π_μ̂ − π*‖₁ recomputed by hand for one box
+    opt = optimal_fair_policy(merit, YEAST_FREQ)
+    assert np.all(thin["plug-in"] >= 0) and np.all(thin["plug-in"] <= 2)
+    assert np.isclose(np.abs(fair_policy(merit, YEAST_FREQ) - opt).sum(), 0.0)
+
+
+def test_tuned_metrics_names_every_algorithm_parameter_and_c():
+    from causalbandits_lib.fairx.experiments import Tuned, tuned_metrics
+
+    run = _run(0.5)
+    res = {
+        "FairX-UCB": Tuned("FairX-UCB", np.array([1.0, 10.0]), None, {"w0": np.array([1e-3, 1e-1])}, run),
+        "FairX-TS": Tuned(
+            "FairX-TS",
+            np.array([1.0, 10.0]),
+            None,
+            {"prior_sd": np.array([0.1, 0.2]), "reward_sd": np.array([1e-5, 1e-4])},
+            run,
+        ),
+    }
+    m = tuned_metrics(res)
+    assert len(m) == 6
+    assert m["tuned.FairX-UCB.w0.c=10"] == 0.1 and m["tuned.FairX-TS.reward_sd.c=1"] == 1e-5
+
+
+def test_box_coverage_holds_at_the_theory_width_and_fails_at_a_tiny_one():
+    from causalbandits_lib.fairx import experiments as ex
+
+    wide = ex.box_coverage(YEAST_FREQ, 5.0, 2000, 20, np.random.default_rng(0))
+    assert wide.shape == (20,) and wide.all()
+    tiny = ex.box_coverage(YEAST_FREQ, 1e-3, 2000, 20, np.random.default_rng(0))
+    assert not tiny.any()
+    # a coin with mean 1/2: the first draw is 0 or 1, |1 - 1/2| = 1/2 > w0 = 0.4 at n = 1, so never covered
+    assert not ex.box_coverage(np.array([0.5]), 0.4, 10, 5, np.random.default_rng(1)).any()

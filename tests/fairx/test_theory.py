@@ -24,3 +24,38 @@ def test_bounds_grow_like_root_t_and_lower_bound_constant():
     np.testing.assert_allclose(p2, [0.5, 0.5])
     p1, _ = theory.lipschitz_lower_bound_pair(10000).optimal_policies()
     np.testing.assert_allclose(p1, [2 / 3, 1 / 3])
+
+
+def test_bound_ratio_d_exponent_tends_to_one_half():
+    # at T >> d the ratio (B3)/(B5) grows like √d up to log factors; at T comparable to d it grows slower
+    far = theory.bound_ratio_d_exponent(1e20, 10, 100, 10, 0.05)
+    near = theory.bound_ratio_d_exponent(2e4, 10, 100, 10, 0.05)
+    assert 0.4 < far < 0.55 and near < far
+    r10 = float(
+        theory.fairx_linucb_fairness_bound(1e20, 10, 0.05, 1.0) / theory.fairx_lints_fairness_bound(1e20, 10, 10, 1.0)
+    )
+    r100 = float(
+        theory.fairx_linucb_fairness_bound(1e20, 100, 0.05, 1.0) / theory.fairx_lints_fairness_bound(1e20, 100, 10, 1.0)
+    )
+    assert np.isclose(far, np.log(r100 / r10) / np.log(10))
+
+
+def test_elliptical_potential_identities_and_bounds():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    p = theory.elliptical_potential(X)
+    assert np.allclose(p["log_prod"], p["log_det"], rtol=1e-10, atol=1e-10)  # Lemma A.6.6
+    assert np.all(p["log_det"] <= p["log_det_bound"] + 1e-12)  # Lemma A.6.7
+    assert np.all(p["sum_w2"] <= p["potential_bound"])  # Lemma A.6.8
+    # contexts longer than 1 break Lemma A.6.8's premise and its bound
+    big = theory.elliptical_potential(10 * X[:20])
+    assert np.any(big["sum_w2"] > big["potential_bound"])
+
+
+def test_ellipsoid_coverage_holds_with_the_theory_radius_and_fails_without_it(monkeypatch):
+    ok = theory.ellipsoid_coverage(3, 300, 20, 0.05, np.random.default_rng(0))
+    assert ok.shape == (20,) and ok.all()
+    # a radius of 1e-4 instead of β_t cannot cover a parameter of norm 1 from noisy rewards
+    monkeypatch.setattr(theory, "linucb_beta", lambda t, d, delta, W=1.0: 1e-8)
+    assert not theory.ellipsoid_coverage(3, 300, 20, 0.05, np.random.default_rng(0)).any()
