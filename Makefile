@@ -39,6 +39,10 @@ endif
 ifneq ($(filter avx512f,$(CPUFLAGS)),)
 export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
 endif
+# one BLAS thread: a product split over threads sums in another order
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
 
 .PHONY: help setup mathjax book pdf lint test test-unit test-notebooks test-book bench reproduce sensitivity report verify serve lock clean
 

@@ -173,6 +173,10 @@ def remove_stale_kernel_folders() -> list[Path]:
 NUMPY_ABOVE_AVX2 = "X86_V4 AVX512_ICL AVX512_SPR"
 
 
+#: The thread counts of the BLAS and OpenMP libraries, pinned to one in every execution.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def _cpu_flags() -> set[str]:
     try:
         with open("/proc/cpuinfo") as fh:
@@ -188,7 +192,8 @@ def blas_environment() -> dict[str, str]:
     (OpenBLAS otherwise picks its kernels by CPU, and they sum in other orders).
     ``NPY_DISABLE_CPU_FEATURES``: as the user set it, else, on a CPU with AVX-512, numpy's dispatch
     targets above AVX2 (:data:`NUMPY_ABOVE_AVX2`), so that numpy's elementwise functions give the
-    same bits as on an AVX2 machine. The Makefile exports the same two for the tests and the book.
+    same bits as on an AVX2 machine. :data:`BLAS_THREADS`: one thread unless the user set another.
+    The Makefile exports the same for the tests and the book.
     """
     flags = _cpu_flags()
     env = {}
@@ -200,6 +205,11 @@ def blas_environment() -> dict[str, str]:
         env["NPY_DISABLE_CPU_FEATURES"] = os.environ["NPY_DISABLE_CPU_FEATURES"]
     elif "avx512f" in flags:
         env["NPY_DISABLE_CPU_FEATURES"] = NUMPY_ABOVE_AVX2
+    # One BLAS thread: a product split over threads sums in another order. joblib's workers get one
+    # thread each (cores // jobs), so without this a run beside others and a run alone differed in
+    # the last bits (fairx's linear algorithms: `run --jobs 2` against `verify --jobs 1`).
+    for name in BLAS_THREADS:
+        env[name] = os.environ.get(name) or "1"
     return env
 
 

@@ -261,9 +261,17 @@ def test_records_name_the_blas_kernels_and_executions_pin_them(monkeypatch):
     assert "cpu" in info and isinstance(info["blas"], list)
     monkeypatch.setenv("OPENBLAS_CORETYPE", "SandyBridge")
     monkeypatch.setenv("NPY_DISABLE_CPU_FEATURES", "AVX512_SPR")
-    assert blas_environment() == {"OPENBLAS_CORETYPE": "SandyBridge", "NPY_DISABLE_CPU_FEATURES": "AVX512_SPR"}
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    env = blas_environment()
+    assert {k: env[k] for k in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "OPENBLAS_NUM_THREADS")} == {
+        "OPENBLAS_CORETYPE": "SandyBridge",
+        "NPY_DISABLE_CPU_FEATURES": "AVX512_SPR",
+        "OPENBLAS_NUM_THREADS": "3",
+    }
     monkeypatch.delenv("OPENBLAS_CORETYPE")
     monkeypatch.delenv("NPY_DISABLE_CPU_FEATURES")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     env = blas_environment()
+    assert env["OPENBLAS_NUM_THREADS"] == env["OMP_NUM_THREADS"] == "1"  # a run alone sums as a run beside others
     assert env.get("OPENBLAS_CORETYPE") in ("Haswell", None)
     assert env.get("NPY_DISABLE_CPU_FEATURES") in (NUMPY_ABOVE_AVX2, None)
