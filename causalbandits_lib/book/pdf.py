@@ -24,7 +24,17 @@ from pathlib import Path
 from typing import Iterator, Sequence
 from urllib.parse import urlparse
 
-__all__ = ["PDF_NAME", "PdfError", "toc_pages", "find_chromium", "build_pdf", "main"]
+__all__ = [
+    "PDF_NAME",
+    "CHROMIUM_ARGS",
+    "LOCAL_HOSTS",
+    "PdfError",
+    "toc_pages",
+    "find_chromium",
+    "serve",
+    "build_pdf",
+    "main",
+]
 
 #: The PDF's file name in the built site (the landing page links it).
 PDF_NAME = "causal-fair-bandits.pdf"
@@ -71,7 +81,7 @@ def find_chromium() -> str | None:
         path = shutil.which(name)
         if path:
             return path
-    return None
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -80,7 +90,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def _serve(folder: Path) -> Iterator[str]:
+def serve(folder: Path) -> Iterator[str]:
+    """Serve ``folder`` on an ephemeral loopback port; yields the base URL (also the browser test's)."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(folder)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -111,7 +122,7 @@ def build_pdf(html_root: Path, pages: Sequence[str], out: Path, chromium: str | 
         raise PdfError(f"page {missing[0]} is not in the built site {html_root} (run make book first)")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".pdf-", dir=out.parent) as tmp, _serve(html_root) as base:
+    with tempfile.TemporaryDirectory(prefix=".pdf-", dir=out.parent) as tmp, serve(html_root) as base:
         parts = []
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)

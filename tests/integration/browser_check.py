@@ -12,54 +12,12 @@ that leaks the build machine (an absolute path) or numpy's scalar repr (``np.flo
 
 from __future__ import annotations
 
-import http.server
 import re
-import shutil
-import threading
-from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from urllib.parse import urlparse
 
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-]
-
-
-def find_chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # keep the test output readable
-        pass
-
-
-@contextmanager
-def serve(folder: Path):
-    """Serve ``folder`` on an ephemeral loopback port; yields the base URL."""
-    handler = partial(_QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
+# Chromium's flags, its lookup and the loopback server are the PDF builder's (one copy of each).
+from causalbandits_lib.book.pdf import CHROMIUM_ARGS, LOCAL_HOSTS, find_chromium, serve  # noqa: F401
 
 PAGE_STATE_JS = """
 () => {
