@@ -194,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         and all((html / p).stat().st_mtime <= out.stat().st_mtime for p in pages if (html / p).is_file())
     ):
         print(f"The PDF is up to date: {out.resolve()}")
+        if args.first_page:
+            render_first_page(out, Path(args.first_page))
         return 0
     if args.optional and find_chromium() is None:
         print(
