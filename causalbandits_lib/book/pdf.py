@@ -32,6 +32,8 @@ __all__ = [
     "toc_pages",
     "find_chromium",
     "serve",
+    "offline_context",
+    "wait_for_mathjax",
     "build_pdf",
     "main",
 ]
@@ -102,6 +104,31 @@ def serve(folder: Path) -> Iterator[str]:
         server.server_close()
 
 
+def offline_context(browser, **kw):
+    """A browser context (Playwright) that lets requests reach loopback, ``data:``, ``blob:`` and
+    ``about:`` only; any other request is aborted (and fails the page, so a CDN is noticed)."""
+
+    def route(r) -> None:
+        url = urlparse(r.request.url)
+        if url.scheme in ("data", "blob", "about") or url.hostname in LOCAL_HOSTS:
+            r.continue_()
+        else:
+            r.abort("blockedbyclient")
+
+    context = browser.new_context(**kw)
+    context.route("**/*", route)
+    return context
+
+
+def wait_for_mathjax(page, timeout: float = 60000) -> bool:
+    """Wait until MathJax has typeset ``page``; False when the page loads no MathJax."""
+    if not page.evaluate("() => !!(window.MathJax && window.MathJax.startup)"):
+        return False
+    page.wait_for_function("() => window.MathJax.startup.promise !== undefined", timeout=timeout)
+    page.evaluate("() => window.MathJax.startup.promise")
+    return True
+
+
 def build_pdf(html_root: Path, pages: Sequence[str], out: Path, chromium: str | None = None) -> Path:
     """Print ``pages`` (paths relative to ``html_root``) to one PDF at ``out`` (written atomically).
 
@@ -126,22 +153,11 @@ def build_pdf(html_root: Path, pages: Sequence[str], out: Path, chromium: str | 
         parts = []
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-            context = browser.new_context()
-
-            def route(r) -> None:
-                url = urlparse(r.request.url)
-                if url.scheme in ("data", "blob", "about") or url.hostname in LOCAL_HOSTS:
-                    r.continue_()
-                else:
-                    r.abort("blockedbyclient")
-
-            context.route("**/*", route)
+            context = offline_context(browser)
             for i, rel in enumerate(pages):
                 page = context.new_page()
                 page.goto(f"{base}/{rel}", wait_until="load")
-                if page.evaluate("() => !!(window.MathJax && window.MathJax.startup)"):
-                    page.wait_for_function("() => window.MathJax.startup.promise !== undefined", timeout=60000)
-                    page.evaluate("() => window.MathJax.startup.promise")
+                wait_for_mathjax(page)
                 part = Path(tmp) / f"{i:03d}.pdf"
                 page.pdf(path=str(part), format="A4", print_background=True, outline=True)
                 parts.append(part)

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import urlparse
 
 # Chromium's flags, its lookup and the loopback server are the PDF builder's (one copy of each).
-from causalbandits_lib.book.pdf import CHROMIUM_ARGS, LOCAL_HOSTS, find_chromium, serve  # noqa: F401
+from causalbandits_lib.book.pdf import CHROMIUM_ARGS, find_chromium, offline_context, serve, wait_for_mathjax  # noqa: F401
 
 PAGE_STATE_JS = """
 () => {
@@ -71,16 +70,7 @@ def check_pages(
     screenshots = screenshots or {}
     with serve(html_root) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-
-        def route(r):
-            url = urlparse(r.request.url)
-            if url.scheme in ("data", "blob", "about") or url.hostname in LOCAL_HOSTS:
-                r.continue_()
-            else:
-                r.abort("blockedbyclient")
-
-        context.route("**/*", route)
+        context = offline_context(browser, viewport={"width": 1400, "height": 900})
         for rel in pages:
             found: list[str] = []
             page = context.new_page()
@@ -91,10 +81,7 @@ def check_pages(
             page.on("requestfailed", lambda r, f=found: f.append(f"failed request: {r.url} ({r.failure})"))
             page.on("response", lambda r, f=found: f.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
             page.goto(f"{base}/{rel}", wait_until="load")
-            has_mathjax = page.evaluate("() => !!(window.MathJax && window.MathJax.startup)")
-            if has_mathjax:
-                page.wait_for_function("() => window.MathJax.startup.promise !== undefined", timeout=30000)
-                page.evaluate("() => window.MathJax.startup.promise")
+            has_mathjax = wait_for_mathjax(page, timeout=30000)
             page.wait_for_load_state("networkidle")
             state = page.evaluate(PAGE_STATE_JS)
             for img in state["imgs"]:
