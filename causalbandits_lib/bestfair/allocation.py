@@ -128,6 +128,9 @@ def round_allocation(nu: np.ndarray, total: int) -> np.ndarray:
 class AllocationLP:
     """ALLOCATE as a parametrised cvxpy problem, with a cache keyed by ``(blocks, B, R)``.
 
+    Derived in notebooks/bestfair/02_allocation_and_algorithms.md, section 'The budget and the allocation LP'
+    (equation ``bestfair-allocation-lp``).
+
     Parameters
     ----------
     matrices : ndarray, shape (3, K, K)

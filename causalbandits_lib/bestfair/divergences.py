@@ -17,6 +17,9 @@ __all__ = ["outcome_divergence", "fairness_divergence"]
 def outcome_divergence(probs: np.ndarray, ratios: np.ndarray) -> np.ndarray:
     """``M = log E_{P_k}[exp(P_k / P_j)]`` computed as a log-sum-exp.
 
+    Derived in notebooks/bestfair/01_the_problem.md, section 'The divergences M and D' (equation
+    ``bestfair-eq20-divergences``).
+
     The paper defines ``M_kj = 1 + log(1 + D_{f1}(P_k || P_j))`` with ``f1(x) = x e^{x-1} - 1``
     (§4, Def. 2); since ``E_k[e^{P_k/P_j}] = e (1 + D_{f1})`` (Eq. 20) this is the expression above.
 
@@ -39,6 +42,9 @@ def outcome_divergence(probs: np.ndarray, ratios: np.ndarray) -> np.ndarray:
 
 def fairness_divergence(probs_s: np.ndarray, probs_sp: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``D = log(E_{k,s}[e^{|w|}] + E_{k,s'}[e^{|w|}])`` with ``w = (P_k/P_j)(P_s/P_{s'} - 1)`` (§4).
+
+    Derived in notebooks/bestfair/01_the_problem.md, section 'The divergences M and D' (equation
+    ``bestfair-eq20-divergences``).
 
     Parameters
     ----------

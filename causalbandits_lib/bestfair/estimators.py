@@ -32,6 +32,9 @@ ESTIMATES = ("outcome", "fairness", "fairness_reverse")
 def clip_multiplier(phase: int | None, log_base: float = 2.0) -> float:
     """``2 log(2/ε)`` with ``ε = 2^{-(phase-1)}``: the clip level is this times ``M_kj`` or ``D_kj``.
 
+    Derived in notebooks/bestfair/01_the_problem.md, sections 'Importance sampling: every pull informs every arm' and
+    'Clipping and spread' (equations ``bestfair-eq1-importance-sampling``, ``bestfair-eq3-clipped-estimator``).
+
     With ``log_base = 2`` (our default, notes A5) it is ``2 · phase``; with natural logarithms it is
     ``2 · phase · ln 2``. ``phase=None`` means no clipping (``+inf``).
     """
@@ -46,6 +49,9 @@ def clip_multiplier(phase: int | None, log_base: float = 2.0) -> float:
 
 class WeightedEstimator:
     """Eq. 3 and Eq. 4 for a :class:`FairArmsProblem`, evaluated on cell counts.
+
+    Derived in notebooks/bestfair/01_the_problem.md, sections 'Importance sampling: every pull informs every arm' and
+    'Clipping and spread' (equations ``bestfair-eq1-importance-sampling``, ``bestfair-eq3-clipped-estimator``).
 
     Parameters
     ----------

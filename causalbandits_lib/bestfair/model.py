@@ -69,6 +69,9 @@ def cheap_arm_costs(n_arms: int, cheap_arm: int | None = 0) -> np.ndarray:
 class FairArmsProblem:
     """A best-fair-arm identification problem, summarised by its sample cells.
 
+    Derived in notebooks/bestfair/01_the_problem.md, sections 'Arms, pulls and fairness' and 'The counterfactual gap
+    is a difference of conditional means' (equations ``bestfair-def1-fairness-gap``, ``bestfair-gap-identity``).
+
     Parameters
     ----------
     cell_probs : ndarray, shape (3, K, C)

@@ -41,7 +41,11 @@ __all__ = [
 
 def phase_of_gap(gap: np.ndarray, scale: float) -> np.ndarray:
     """The phase ``l`` with ``scale/2^l < gap ≤ scale/2^{l-1}`` (Eqs. 51, 52): ``⌊log2(scale/gap)⌋ + 1``;
-    ``inf`` where ``gap <= 0``."""
+    ``inf`` where ``gap <= 0``.
+
+    Derived in notebooks/bestfair/03_theory.md, section 'Theorem 1: error when a best fair arm exists' (equation
+    ``bestfair-elimination-phases``).
+    """
     gap = np.asarray(gap, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(gap > 0, np.floor(np.log2(scale / np.where(gap > 0, gap, 1.0))) + 1, np.inf)
@@ -52,6 +56,9 @@ def theorem1_constants(
     problem: FairArmsProblem, tolerance: float, budget: float, lp: AllocationLP | None = None
 ) -> dict[str, Any]:
     """The problem-dependent constants of Theorem 1 / Theorem 10 (Eqs. 49, 51-55).
+
+    Derived in notebooks/bestfair/03_theory.md, section 'Theorem 1: error when a best fair arm exists' (equation
+    ``bestfair-elimination-phases``).
 
     Returns a dict with ``rho`` (``ρ_k``, shape ``(K,)``, ``inf`` for ``k*``), ``rho_star``,
     ``l0``, ``v`` (``v*(B, R*(k))``), ``H_bar`` and the gaps ``Delta``, ``Delta_s_prime``,
@@ -118,6 +125,9 @@ def theorem1_bound(
 ) -> dict[str, float]:
     """Theorem 1: ``e(T, B) ≤ 8 K² ρ* exp(−T / (8 H̄ loḡ(n(T))))``.
 
+    Derived in notebooks/bestfair/03_theory.md, section 'Theorem 1: error when a best fair arm exists' (equation
+    ``bestfair-theorem1-bound``).
+
     Returns the bound (which may exceed 1), its exponent, and ``T_nonvacuous``: the budget at which
     the bound would reach 1 if ``H̄`` stayed at its value for this ``T`` (``B = 1/√T`` changes it).
     """
@@ -140,7 +150,11 @@ def theorem1_bound(
 
 def theorem2_constants(problem: FairArmsProblem, tolerance: float) -> dict[str, float]:
     """``ξ* = min_k min(||ζ_k^{s,s'}| − 𝓔|, ||ζ_k^{s',s}| − 𝓔|)`` of Theorem 2, after checking that
-    every arm violates the constraint."""
+    every arm violates the constraint.
+
+    Derived in notebooks/bestfair/03_theory.md, section 'Theorem 2: when no arm is fair' (equation
+    ``bestfair-theorem2-bound``).
+    """
     if problem.fair(tolerance).any():
         raise ValueError(f"some arm is {tolerance}-fair; Theorem 2 assumes none is")
     xi = np.minimum(np.abs(np.abs(problem.zeta) - tolerance), np.abs(np.abs(problem.zeta_reverse) - tolerance))
@@ -155,7 +169,11 @@ def theorem2_bound(
     lp: AllocationLP | None = None,
 ) -> dict[str, float]:
     """Theorem 2: ``P(declare no fair arm) ≥ 1 − 4 K n(T) exp(−ξ*² T v*(B)² / (32 n(T)³ loḡ(n(T))))``
-    with ``v*(B) = v*(B, [K])`` (the LP value can only shrink as ``R`` grows)."""
+    with ``v*(B) = v*(B, [K])`` (the LP value can only shrink as ``R`` grows).
+
+    Derived in notebooks/bestfair/03_theory.md, section 'Theorem 2: when no arm is fair' (equation
+    ``bestfair-theorem2-bound``).
+    """
     config = config or AlgorithmConfig()
     lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
     xi = theorem2_constants(problem, tolerance)["xi_star"]

@@ -69,7 +69,11 @@ def log_inv_delta(t: int, delta_power: float = 2.0) -> float:
 
 def cell_radius(counts: np.ndarray, log_inv: float, factor: float, clip: bool = False) -> np.ndarray:
     """``sqrt(factor · log(1/δ) / max(1, N))``; ``factor`` is 2 for the reward (Eq. 6) and 8 for the
-    discrepancy (Eq. 12). With ``clip``, capped at 1."""
+    discrepancy (Eq. 12). With ``clip``, capped at 1.
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'What an estimate can show' (equation
+    ``fucb-eq12-discrepancy-radius``).
+    """
     r = np.sqrt(factor * log_inv / np.maximum(counts, 1.0))
     return np.minimum(r, 1.0) if clip else r
 
@@ -93,6 +97,9 @@ def _check_choice(name: str, value, allowed) -> None:
 class IdentifiedDiscrepancy:
     """Eq. 9–10: ``Δ̂_a = |Σ_k μ̂_k (P(k | s+, x∖s, a) − P(k | s−, x∖s, a))|`` with the two radii of
     Eq. 12.
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'What an estimate can show' (equation
+    ``fucb-eq12-discrepancy-radius``).
 
     - ``"paper"`` (printed): ``Σ_k sqrt(8 log(1/δ)/max(1, N_k)) · P(k | x_t, a)``;
     - ``"diff"`` (ours): the same cell radii weighted by ``|P(k | s+, ·) − P(k | s−, ·)|``, the exact
@@ -148,6 +155,9 @@ class IdentifiedDiscrepancy:
 
 class BoundedDiscrepancy:
     """Δ̂ from bounds when user features **B** descend from ``S`` (Theorem 2, Eq. 11), in F-UCB.
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'Theorem 2' (equation
+    ``fucb-eq11-theorem2-bounds``).
 
     For each value ``s*`` the counterfactual mean is bounded by the smallest and largest
     ``Σ_k P(k | s*, b, x∖{s, B}, a) μ̂_k`` over the joint values ``b`` of **B**, and Δ̂ is the worst
@@ -335,6 +345,9 @@ def _configure(cls, config, knobs: dict):
 class DecomposedUCB:
     """UCB on the cells of a node set **W** (Algorithm 1 when **W** is a d-separator).
 
+    Derived in notebooks/fucb/01_dseparation_estimator.md, section 'The d-separation decomposition' (equation
+    ``fucb-eq2-dsep-decomposition``).
+
     Parameters
     ----------
     dec : CellDecomposition
@@ -398,6 +411,9 @@ class DecomposedUCB:
 
 class FairUCB(DecomposedUCB):
     """F-UCB (Algorithm 2): D-UCB among the arms with ``UCB_Δ,a(t) = Δ̂_a + α_c · radius_a ≤ τ``.
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'What an estimate can show' (equation
+    ``fucb-eq12-discrepancy-radius``).
 
     Parameters
     ----------

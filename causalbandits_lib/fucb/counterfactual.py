@@ -44,6 +44,9 @@ def identified_counterfactual_means(dec: CellDecomposition, cf_contexts: np.ndar
     """Eq. 8: ``μ_{a,s}(x) = Σ_k P(W = k | x with S = s, do(a)) E[R | W = k]`` for every context,
     arm and value ``s`` of the sensitive attribute.
 
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'Counterfactual fairness' (equation
+    ``fucb-eq8-counterfactual-reward``).
+
     Parameters
     ----------
     dec : CellDecomposition
@@ -64,13 +67,20 @@ def identified_counterfactual_means(dec: CellDecomposition, cf_contexts: np.ndar
 def identified_discrepancy(
     dec: CellDecomposition, cf_contexts: np.ndarray, s_plus: int = 1, s_minus: int = 0
 ) -> np.ndarray:
-    """``Δ(x, a) = μ_{a,s+}(x) − μ_{a,s−}(x)`` by Eq. 8, shape ``(n_contexts, n_arms)``."""
+    """``Δ(x, a) = μ_{a,s+}(x) − μ_{a,s−}(x)`` by Eq. 8, shape ``(n_contexts, n_arms)``.
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'Counterfactual fairness' (equation
+    ``fucb-eq8-counterfactual-reward``).
+    """
     mu = identified_counterfactual_means(dec, cf_contexts)
     return mu[..., s_plus] - mu[..., s_minus]
 
 
 def theorem2_bounds(cell_means: np.ndarray, p_z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Theorem 2 (Eq. 11): bounds on ``μ_{a,s*}`` when descendants **B** of ``S`` are user features.
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'Theorem 2' (equation
+    ``fucb-eq11-theorem2-bounds``).
 
     Parameters
     ----------
@@ -100,6 +110,9 @@ def printed_theorem2_bounds(
     """Eq. 11 as printed, for every context and arm: ``Σ_k P(W = k | x_t, do(a)) min_b μ_{k(s*, b)}``
     and the same with ``max``, where ``k(s*, b)`` is cell ``k`` with its sensitive part set to
     ``s_value`` and its **B** part (the nodes of ``varied`` that are in **W**) set to ``b``.
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'Theorem 2' (equation
+    ``fucb-eq11-theorem2-bounds``).
 
     Returns ``(lower, upper)``, each of shape ``(n_contexts, n_arms)``.
     """
@@ -134,6 +147,9 @@ def counterfactual_bounds(dec: CellDecomposition, varied_contexts: np.ndarray) -
     counterfactual mean is a mixture of these over ``b``). This is Eq. 11 when **W** has no
     intermediate node; otherwise our corrected form (minimum outside the sum, counterfactual
     weights).
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'Theorem 2' (equation
+    ``fucb-theorem2-corrected-bounds``).
 
     Parameters
     ----------

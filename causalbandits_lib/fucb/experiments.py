@@ -313,7 +313,11 @@ def policy_value_two_ways(env: CausalBanditEnv, policy: Mapping[str, tuple]) -> 
     """The expected reward of a stochastic ``policy`` (soft interventions on the arm nodes, as
     :func:`random_chain_policy` gives) for every context, computed two ways: by Eq. 1, the mixture
     ``Σ_a π(a | x) μ(x, a)`` of the exact arm means, and from the model after the soft interventions
-    (pgmpy variable elimination). Returns ``(mixture, soft)``, each of shape ``(n_contexts,)``."""
+    (pgmpy variable elimination). Returns ``(mixture, soft)``, each of shape ``(n_contexts,)``.
+
+    Derived in notebooks/fucb/01_dseparation_estimator.md, section 'Policies as soft interventions' (equation
+    ``fucb-eq1-policy-value``).
+    """
     probs = np.ones((env.n_contexts, env.n_arms))
     for i, node in enumerate(env.arm_nodes):
         parents, table = policy[node]

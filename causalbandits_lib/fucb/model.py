@@ -53,6 +53,9 @@ def joint_codes(cards: Sequence[int]) -> np.ndarray:
 class CellDecomposition:
     """The d-separation decomposition of the reward over the cells of a node set **W** (Eq. 2).
 
+    Derived in notebooks/fucb/01_dseparation_estimator.md, section 'The d-separation decomposition' (equation
+    ``fucb-eq2-dsep-decomposition``).
+
     ``μ(x, a) = Σ_k probs[x, a, k] · cell_means[k]`` holds exactly when **W** d-separates the reward
     from the arm and context nodes outside **W**; for other sets (e.g. **W** = the arm nodes, which
     gives the context-free UCB baseline) ``cell_means`` is still ``E[R | W = k]`` under the

@@ -75,7 +75,10 @@ def _version(version: str) -> None:
 
 
 def theorem1_bound(n_cells, T, delta) -> np.ndarray:
-    """Eq. 15: ``sqrt(|W| T log T log T) + sqrt(32 |W| T log(1/δ))`` (same in both versions)."""
+    """Eq. 15: ``sqrt(|W| T log T log T) + sqrt(32 |W| T log(1/δ))`` (same in both versions).
+
+    Derived in notebooks/fucb/02_regret_bounds.md, section 'Theorem 1' (equation ``fucb-eq15-theorem1-bound``).
+    """
     n_cells, T = _check(n_cells, T, delta=delta)
     return np.sqrt(n_cells * T) * np.log(T) + np.sqrt(32.0 * n_cells * T * np.log(1.0 / np.asarray(delta, dtype=float)))
 
@@ -83,7 +86,10 @@ def theorem1_bound(n_cells, T, delta) -> np.ndarray:
 def theorem1_probability(n_cells, T, delta, version: str = "printed") -> np.ndarray:
     """The probability with which Theorem 1 holds: ``1 − 2δT|W| − exp(−|W| log³T/(32 log(1/δ)))``
     as printed, ``1 − 2δT|W| − exp(−|W| log²T/(64 log(1/δ)))`` as the proof's Azuma step gives.
-    May be negative (then the statement is empty)."""
+    May be negative (then the statement is empty).
+
+    Derived in notebooks/fucb/02_regret_bounds.md, section 'Theorem 1' (equation ``fucb-eq15-theorem1-bound``).
+    """
     _version(version)
     n_cells, T = _check(n_cells, T, delta=delta)
     delta = np.asarray(delta, dtype=float)
@@ -111,7 +117,11 @@ def corollary1_probability(n_cells, T, version: str = "printed") -> np.ndarray:
 
 
 def theorem3_alpha_condition(alpha_r, alpha_c, tau, delta0) -> np.ndarray:
-    """``(τ − Δ_π0)(α_r − 1) − (1 + α_c)``: the optimism step of Theorem 3's proof needs it ``>= 0``."""
+    """``(τ − Δ_π0)(α_r − 1) − (1 + α_c)``: the optimism step of Theorem 3's proof needs it ``>= 0``.
+
+    Derived in notebooks/fucb/02_regret_bounds.md, section 'Theorem 3' (equation
+    ``fucb-theorem3-optimism-condition``).
+    """
     return (np.asarray(tau, dtype=float) - delta0) * (np.asarray(alpha_r, dtype=float) - 1.0) - (
         1.0 + np.asarray(alpha_c, dtype=float)
     )
@@ -119,7 +129,10 @@ def theorem3_alpha_condition(alpha_r, alpha_c, tau, delta0) -> np.ndarray:
 
 def theorem3_alpha_r(tau, delta0, alpha_c: float = 1.0, version: str = "printed") -> np.ndarray:
     """``α_r``: ``2/(τ − Δ_π0)`` as printed; ``1 + (1 + α_c)/(τ − Δ_π0)`` (the smallest value the
-    proof admits) as corrected."""
+    proof admits) as corrected.
+
+    Derived in notebooks/fucb/02_regret_bounds.md, section 'Theorem 3' (equation ``fucb-theorem3-bound``).
+    """
     _version(version)
     gap = np.asarray(tau, dtype=float) - delta0
     if np.any(gap <= 0):
@@ -129,6 +142,8 @@ def theorem3_alpha_r(tau, delta0, alpha_c: float = 1.0, version: str = "printed"
 
 def theorem3_bound(n_cells, T, tau, delta0=0.0, delta_E=None, version: str = "printed") -> np.ndarray:
     """Theorem 3's bound on F-UCB's regret.
+
+    Derived in notebooks/fucb/02_regret_bounds.md, section 'Theorem 3' (equation ``fucb-theorem3-bound``).
 
     Parameters
     ----------
@@ -186,6 +201,9 @@ def smallest_discrepancy_radius(weights, t) -> np.ndarray:
     """The smallest radius of ``UCB_Δ`` (Eq. 12, ``δ_t = 1/t²``) that any allocation of ``t``
     observations to an arm's cells reaches, over all arms:
     ``sqrt(16 ln t / t) · min_a (Σ_k w_{a,k}^{2/3})^{3/2}`` (see the module docstring).
+
+    Derived in notebooks/fucb/03_counterfactual_fairness.md, section 'What an estimate can show' (equation
+    ``fucb-eq12-discrepancy-radius``).
 
     Parameters
     ----------
