@@ -323,6 +323,8 @@ def confidence_boundary_points(
     ``||theta|| <= S`` (bisection; the loss is convex along the line, so the set's trace is an interval).
 
     ``data`` is a :class:`~.confidence.LogisticData`; returns (R, M, n), every point inside ``C_t``.
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'Lemma 7, the set in the curvature norm'.
     """
     th = np.asarray(theta_hat, dtype=float)[:, None, :]
     u = np.asarray(directions, dtype=float)
@@ -389,6 +391,8 @@ def lemma3_sides(z1, z2) -> tuple[np.ndarray, np.ndarray]:
     """Lemma 3 (self-concordance): ``int_0^1 g'(z1 + v (z2 - z1)) dv >= g'(z1) / (1 + |z1 - z2|)``.
 
     Returns (left, right); the left side is ``(g(z2) - g(z1)) / (z2 - z1)`` (``g'(z1)`` where equal).
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'.
     """
     z1, z2 = np.broadcast_arrays(np.asarray(z1, dtype=float), np.asarray(z2, dtype=float))
     dz = z2 - z1
@@ -402,6 +406,8 @@ def lemma4_sides(b, c) -> tuple[np.ndarray, np.ndarray]:
     """Lemma 4: for ``b, c >= 0``, ``u^2 <= b u + c`` implies ``u <= b + sqrt(c)``.
 
     Returns (the largest ``u`` with ``u^2 <= b u + c``, i.e. ``(b + sqrt(b^2 + 4c)) / 2``; ``b + sqrt(c)``).
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'.
     """
     b, c = np.broadcast_arrays(np.asarray(b, dtype=float), np.asarray(c, dtype=float))
     return (b + np.sqrt(b * b + 4.0 * c)) / 2.0, b + np.sqrt(c)
@@ -411,6 +417,8 @@ def bernoulli_kl_forms(z1, z2, nodes: int = 64) -> dict[str, np.ndarray]:
     """Lemma 6's three forms of ``KL(Bern(g(z1)) || Bern(g(z2)))``: ``direct`` (from the two
     probabilities), ``bregman`` ``m(z2) - m(z1) - g(z1) (z2 - z1)`` with ``m(z) = log(1 + e^z)``, and
     ``integral`` ``(z2 - z1)^2 int_0^1 (1 - v) g'(z1 + v (z2 - z1)) dv`` (Gauss-Legendre, ``nodes`` points).
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'.
     """
     z1, z2 = np.broadcast_arrays(np.asarray(z1, dtype=float), np.asarray(z2, dtype=float))
     p, q = expit(z1), expit(z2)
@@ -426,6 +434,8 @@ def bernoulli_kl_forms(z1, z2, nodes: int = 64) -> dict[str, np.ndarray]:
 def freedman_excess(increments: np.ndarray, variances: np.ndarray, eta: float, alpha: float) -> np.ndarray:
     """Lemma 5 (anytime Freedman): ``max_t [sum_{s<=t} X_s - (e-2) eta sum_{s<=t} E[X_s^2|F] - log(1/alpha)/eta]``
     per run (last axis is time); the inequality holds at every ``t`` iff the value is ``<= 0``.
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'.
     """
     if not eta > 0:
         raise ValueError(f"eta={eta} must be positive")
