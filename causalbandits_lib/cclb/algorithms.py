@@ -224,6 +224,9 @@ def _make_config(kind: type, config, knobs: dict):
 def dual_step(phi: np.ndarray, gradient: np.ndarray, rho, step) -> np.ndarray:
     """Projected gradient step on the dual (Algorithm 1 line 5): ``clip(phi + step * gradient, 0, rho)``.
 
+    Derived in notebooks/cclb/03_primal_dual.md, section 'The algorithm' (equation
+    ``cclb-eq11-primal-dual-step``).
+
     Parameters
     ----------
     phi, gradient : (R,)
@@ -489,6 +492,9 @@ class OFULogPlus:
 
 class CCLB(OFULogPlus):
     """CCLB (Algorithm 1) and, with ``eps > 0``, epsilon-CCLB (Algorithm 2).
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'The algorithm' (equation
+    ``cclb-eq11-primal-dual-step``).
 
     Parameters
     ----------

@@ -45,6 +45,9 @@ __all__ = [
 def beta_squared(t, n: int, S: float, alpha: float, denominator: float = 4.0):
     """``beta_t(alpha)^2 = 10 n log(S t / (denominator n) + e) + 2 ((e - 2) + S) log(1/alpha)`` (Eq. 10).
 
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The confidence set and its radius'
+    (equation ``cclb-eq10-confidence-set``).
+
     ``denominator`` is 4 in the supplied text and 2 in Lee et al.'s code (notes, ambiguity A4).
 
     Parameters
@@ -153,7 +156,11 @@ class LogisticData:
 
 
 def log_loss(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``L_t(theta)`` of raw data for every run: ``theta (R, n)``, ``X (R, n, t)``, ``y (R, t)`` -> (R,)."""
+    """``L_t(theta)`` of raw data for every run: ``theta (R, n)``, ``X (R, n, t)``, ``y (R, t)`` -> (R,).
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The maximum-likelihood estimate'
+    (equation ``cclb-constrained-mle``).
+    """
     z = np.einsum("rk,rkt->rt", theta, X)
     return np.sum(np.logaddexp(0.0, z) - y * z, axis=-1)
 
@@ -267,6 +274,9 @@ def constrained_mle(
 ):
     """Norm-constrained MLE by Newton steps on the ball with a backtracking line search.
 
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The maximum-likelihood estimate'
+    (equation ``cclb-constrained-mle``).
+
     Parameters
     ----------
     data : LogisticData
@@ -371,7 +381,11 @@ def constrained_mle_scipy(X: np.ndarray, y: np.ndarray, S: float) -> np.ndarray:
 
 
 def in_confidence_set(theta: np.ndarray, data: LogisticData, loss_hat: np.ndarray, beta_sq, S: float) -> np.ndarray:
-    """Whether ``theta`` (R, n) lies in ``C_t``: ``L_t(theta) - L_t(theta_hat) <= beta_t^2`` and ``||theta|| <= S``."""
+    """Whether ``theta`` (R, n) lies in ``C_t``: ``L_t(theta) - L_t(theta_hat) <= beta_t^2`` and ``||theta|| <= S``.
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The confidence set and its radius'
+    (equation ``cclb-eq10-confidence-set``).
+    """
     gap = data.loss(theta) - loss_hat
     return (gap <= beta_sq) & (np.sqrt(np.sum(theta * theta, axis=-1)) <= S * (1 + 1e-12))
 

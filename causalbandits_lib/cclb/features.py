@@ -40,6 +40,9 @@ def raw_features(
 ) -> np.ndarray:
     """``Z = (a, w, m, d)`` for every candidate, or ``Z^{a'} = (1 - a, w, m, d)``.
 
+    Derived in notebooks/cclb/01_model.md, section 'Identification' (equation
+    ``cclb-eq2-3-rewards``).
+
     Parameters
     ----------
     a, w, m : arrays of shape (...)
@@ -61,7 +64,11 @@ def raw_features(
 
 
 def expected_rewards(x: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """``g(x^T theta)`` for features ``x`` of shape ``(..., n)`` and ``theta`` of shape ``(n,)``."""
+    """``g(x^T theta)`` for features ``x`` of shape ``(..., n)`` and ``theta`` of shape ``(n,)``.
+
+    Derived in notebooks/cclb/01_model.md, section 'Identification' (equation
+    ``cclb-eq2-3-rewards``).
+    """
     x = np.asarray(x, dtype=float)
     theta = np.asarray(theta, dtype=float)
     return expit(np.sum(x * theta, axis=-1))

@@ -73,6 +73,9 @@ class GeneratorCheckError(ValueError):
 class RoundGenerator:
     """Rejection sampler of rounds: context from :func:`context_model`, ``K`` decisions ``U[-1, 1]``.
 
+    Derived in notebooks/cclb/01_model.md, section 'Identification' (equation
+    ``cclb-eq4-counterfactual-effect``).
+
     A candidate set is accepted iff at least ``min_feasible`` decisions satisfy
     ``|Delta_t(d)| <= tau`` (the paper's rule, §4) **and** the smallest ``|Delta_t(d)|`` is at most
     ``tau - slater_margin`` (ours: it enforces Slater's condition, Assumption 3, with

@@ -14,9 +14,13 @@ prose, the proofs' fragments and the cited sources (notes §4-5). Three kinds of
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 from scipy.special import expit
 
+from .confidence import analysis_ridge, beta_squared
 from .features import FEATURE_MAPS, raw_features
 
 __all__ = [
@@ -31,6 +35,20 @@ __all__ = [
     "theorem2_shape",
     "proposition3_gap_bound",
     "proposition4_threshold",
+    "radius_orders",
+    "radius_ratio_squared",
+    "leading_coefficients",
+    "remark3_regret_difference",
+    "analysis_gram",
+    "lemma7_radius",
+    "confidence_boundary_points",
+    "elliptical_potential",
+    "lemma1_bound",
+    "lemma2_bound",
+    "lemma3_sides",
+    "lemma4_sides",
+    "bernoulli_kl_forms",
+    "freedman_excess",
 ]
 
 
@@ -101,12 +119,19 @@ def truncation_for_slater(delta: float) -> float:
 
 
 def lemma8_lhs(phis: np.ndarray, gradients: np.ndarray, phi: float) -> np.ndarray:
-    """``sum_t (phi - phi_t) g_t`` along each run, shape (R,), for ``phis, gradients`` of shape (R, T)."""
+    """``sum_t (phi - phi_t) g_t`` along each run, shape (R,), for ``phis, gradients`` of shape (R, T).
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Lemma 8, the telescoping bound of the dual
+    step' (equation ``cclb-lemma8-dual-bound``).
+    """
     return np.sum((phi - np.asarray(phis, dtype=float)) * np.asarray(gradients, dtype=float), axis=-1)
 
 
 def lemma8_rhs(gradients: np.ndarray, phi: float, eta: float) -> np.ndarray:
     """``eta phi^2 / 2 + sum_t g_t^2 / (2 eta)``: the bound of Lemma 8 before using ``|g_t| <= 1 (+eps)``.
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Lemma 8, the telescoping bound of the dual
+    step' (equation ``cclb-lemma8-dual-bound``).
 
     For the projected dual step ``phi_{t+1} = Proj_[0,rho](phi_t + g_t / eta)`` with ``phi_1 = 0``
     and any ``phi in [0, rho]``, non-expansiveness of the projection gives
@@ -119,7 +144,11 @@ def lemma8_rhs(gradients: np.ndarray, phi: float, eta: float) -> np.ndarray:
 
 
 def lemma8_bound(T, rho: float, eps: float = 0.0):
-    """Lemma 8 with ``eta = sqrt(T)/rho``, ``phi <= rho`` and ``|g_t| <= 1 + eps``: ``rho sqrt(T) (1 + eps)^2``."""
+    """Lemma 8 with ``eta = sqrt(T)/rho``, ``phi <= rho`` and ``|g_t| <= 1 + eps``: ``rho sqrt(T) (1 + eps)^2``.
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Lemma 8, the telescoping bound of the dual
+    step' (equation ``cclb-lemma8-dual-bound``).
+    """
     return rho * np.sqrt(np.asarray(T, dtype=float)) * (1.0 + eps) ** 2
 
 
@@ -142,6 +171,9 @@ def theorem1_shape(
     ``R+(T) <= rho [C1 n S log(T) sqrt(T) + C2 n^2 S^2 log(T)^2 + C3 kappa_Z n^2 S^2 log(T)^2] + C4 rho sqrt(T)``,
     ``V(T)  <= C1 n S log(T) sqrt(T) + C2 n^2 S^2 log(T)^2 + C3 kappa_Z n^2 S^2 log(T)^2 + C4 sqrt(T)``.
 
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Theorems 1 and 2 beside the measurements'
+    (equation ``cclb-theorem1-bounds``).
+
     Returns
     -------
     dict with ``regret``, ``violation`` and the separate terms (arrays over ``T``).
@@ -157,7 +189,11 @@ def theorem2_shape(
 ) -> dict[str, np.ndarray]:
     """Shape of Theorem 2 (epsilon-CCLB, reconstructed): the regret against the tightened benchmark
     gains ``rho sqrt(T) ((1+eps)^2 - 1)`` over Theorem 1 and the violation bound loses ``eps T``
-    (it may be negative: then the guarantee is zero violation)."""
+    (it may be negative: then the guarantee is zero violation).
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Theorems 1 and 2 beside the measurements'
+    (equation ``cclb-theorem1-bounds``).
+    """
     T_arr = np.asarray(T, dtype=float)
     base = theorem1_shape(T_arr, n, S, kappa_Z, rho, constants)
     root = constants[3] * np.sqrt(T_arr)
@@ -193,3 +229,216 @@ def proposition4_threshold(T, n: int, S: float, kappa_Z: float, constants=(1.0, 
     with np.errstate(invalid="ignore"):
         root = (-b - np.sqrt(disc)) / (2.0 * a)
     return np.where(disc >= 0, root, np.nan)
+
+
+def radius_orders(t, n: int, S: float) -> dict[str, np.ndarray]:
+    """The two confidence radii as orders (every constant 1), as functions of the round ``t``:
+
+    ``ours = sqrt((n + S) log t)`` (the loss-based set of Eq. 10, this paper's Prop. 1 after Lee et
+    al. 2024) and ``abeille = sqrt(n S^3 log t)`` (Abeille et al. 2021, Lemma 1), the radius it
+    improves on. Their ratio ``sqrt(n S^3 / (n + S))`` does not depend on ``t``
+    (:func:`radius_ratio_squared`).
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The radius against the earlier
+    logistic-bandit radius' (equation ``cclb-radius-orders``).
+    """
+    L = np.log(np.asarray(t, dtype=float))
+    return {"ours": np.sqrt((n + S) * L), "abeille": np.sqrt(n * S**3 * L)}
+
+
+def radius_ratio_squared(n: int, S) -> Fraction:
+    """``(abeille / ours)^2 = n S^3 / (n + S)`` in exact rational arithmetic (``S`` rational).
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The radius against the earlier
+    logistic-bandit radius' (equation ``cclb-radius-orders``).
+    """
+    n_, s_ = Fraction(n), Fraction(S)
+    if n_ < 1 or s_ <= 0:
+        raise ValueError(f"need n >= 1 and S > 0; got n={n}, S={S}")
+    return n_ * s_**3 / (n_ + s_)
+
+
+def leading_coefficients(n: int, S: float, rho: float) -> dict[str, float]:
+    """Coefficients of ``sqrt(T)`` (up to logarithms) in the leading regret terms compared by Remark 2(1):
+    CCLB ``rho n S``, OFULog+ (Lee et al. 2024) ``n S`` (its ``sqrt(1/kappa_*)`` <= 1 left out) and
+    OFULog-r (Abeille et al. 2021) ``n S^{5/2}`` (Table 1).
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Remark 2, the leading term against
+    earlier bounds' (equation ``cclb-remark2-leading-terms``).
+    """
+    return {"cclb": rho * n * S, "ofulog_plus": n * S, "ofulog_r": n * S**2.5}
+
+
+def remark3_regret_difference(T, rho: float, eps: float) -> np.ndarray:
+    """``rho sqrt(T) (2 eps + eps^2)``: Remark 3(2)'s difference between Theorem 2's and Theorem 1's
+    regret bounds.
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'The regret of Theorem 2 and Remark 3'
+    (equation ``cclb-remark3-difference``).
+    """
+    return rho * np.sqrt(np.asarray(T, dtype=float)) * (2.0 * eps + eps * eps)
+
+
+def analysis_gram(X: np.ndarray, theta_star, S: float) -> np.ndarray:
+    """``H_t(theta*) = sum_s g'(x_s^T theta*) x_s x_s^T + lambda_t I`` with Lemma 7's
+    ``lambda_t = 1/(4 S^2 (2 + 2S))``, for raw data ``X (R, n, t)`` -> (R, n, n).
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'Lemma 7, the set in the curvature
+    norm' (equation ``cclb-lemma7``).
+    """
+    X = np.asarray(X, dtype=float)
+    p = expit(np.einsum("k,rkt->rt", np.asarray(theta_star, dtype=float), X))
+    gram = (X * (p * (1.0 - p))[:, None, :]) @ np.swapaxes(X, -1, -2)
+    return gram + analysis_ridge(S) * np.eye(X.shape[1])
+
+
+def lemma7_radius(t, n: int, S: float, alpha: float, denominator: float = 4.0):
+    """``gamma_t(alpha)`` of Lemma 7 (**reconstructed**; the supplied text loses the display):
+
+    ``gamma_t^2 = 2 (2+2S) beta_t^2 + 4 (e-2) (2+2S)^2 (n log(1 + 4 S t / n) + log(1/alpha)) + (2+2S) n + 1``,
+
+    the notes' re-derivation from the proof's steps (second-order expansion with
+    ``G_t >= H_t / (2+2S)``, Freedman with ``eta = 1/(2(e-2)(2+2S))``, an ``n/t``-net of the ball;
+    the ``O((2+2S) n)`` term taken with constant 1 is our choice).
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'Lemma 7, the set in the curvature
+    norm' (equation ``cclb-lemma7``).
+    """
+    t = np.asarray(t, dtype=float)
+    c = 2.0 + 2.0 * S
+    g2 = (
+        2.0 * c * beta_squared(t, n, S, alpha, denominator)
+        + 4.0 * (math.e - 2.0) * c * c * (n * np.log(1.0 + 4.0 * S * t / n) + math.log(1.0 / alpha))
+        + c * n
+        + 1.0
+    )
+    return np.sqrt(g2)
+
+
+def confidence_boundary_points(
+    data, theta_hat: np.ndarray, beta2: float, S: float, directions: np.ndarray, iters: int = 60
+):
+    """Points of ``C_t`` on its boundary: from the MLE ``theta_hat (R, n)`` along each unit direction
+    ``(M, n)`` or ``(R, M, n)``, the farthest ``theta_hat + s u`` with ``L(theta) - L(theta_hat) <= beta2`` and
+    ``||theta|| <= S`` (bisection; the loss is convex along the line, so the set's trace is an interval).
+
+    ``data`` is a :class:`~.confidence.LogisticData`; returns (R, M, n), every point inside ``C_t``.
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'Lemma 7, the set in the curvature norm'.
+    """
+    th = np.asarray(theta_hat, dtype=float)[:, None, :]
+    u = np.asarray(directions, dtype=float)
+    u = u if u.ndim == 3 else u[None, :, :]
+    # the ball: ||th + s u|| = S, s >= 0
+    bu = np.sum(th * u, axis=-1)
+    s_ball = -bu + np.sqrt(np.maximum(bu * bu - (np.sum(th * th, axis=-1) - S * S), 0.0))
+    base = data.loss(th[:, 0, :])[:, None]
+    lo, hi = np.zeros_like(s_ball), s_ball.copy()
+    inside_at_ball = data.loss(th + hi[..., None] * u) - base <= beta2
+    for _ in range(int(iters)):
+        mid = 0.5 * (lo + hi)
+        ok = data.loss(th + mid[..., None] * u) - base <= beta2
+        lo = np.where(ok, mid, lo)
+        hi = np.where(ok, hi, mid)
+    s = np.where(inside_at_ball, s_ball, lo)
+    return th + s[..., None] * u
+
+
+def elliptical_potential(U: np.ndarray, lam: float) -> np.ndarray:
+    """``sum_{s<=t} ||u_s||^2_{V_s^{-1}}`` with ``V_s = lam I + sum_{r<s} u_r u_r^T``, for ``U (R, n, T)``
+    -> (R, T) cumulative (Sherman-Morrison updates of ``V^{-1}``).
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'
+    (equation ``cclb-lemmas-1-2``).
+    """
+    U = np.asarray(U, dtype=float)
+    R, n, T = U.shape
+    Vinv = np.broadcast_to(np.eye(n) / lam, (R, n, n)).copy()
+    out = np.empty((R, T))
+    for t in range(T):
+        u = U[:, :, t]
+        Vu = np.einsum("rij,rj->ri", Vinv, u)
+        q = np.einsum("ri,ri->r", u, Vu)
+        out[:, t] = q
+        Vinv -= np.einsum("ri,rj->rij", Vu, Vu) / (1.0 + q)[:, None, None]
+    return np.cumsum(out, axis=1)
+
+
+def lemma1_bound(t, n: int, B2: float, lam: float):
+    """Lemma 1 (determinant-trace): ``log det V_{t+1} <= n log(lam + t B^2 / n)`` for ``||u|| <= B``.
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'
+    (equation ``cclb-lemmas-1-2``).
+    """
+    return n * np.log(lam + np.asarray(t, dtype=float) * B2 / n)
+
+
+def lemma2_bound(t, n: int, B2: float, lam: float):
+    """Lemma 2 (elliptical potential, constant ``lam``): ``(1 + B^2/lam) n log((lam + t B^2/n) / lam)``.
+
+    Derived in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'
+    (equation ``cclb-lemmas-1-2``).
+    """
+    return (1.0 + B2 / lam) * n * np.log((lam + np.asarray(t, dtype=float) * B2 / n) / lam)
+
+
+def _gdot(z):
+    p = expit(z)
+    return p * (1.0 - p)
+
+
+def lemma3_sides(z1, z2) -> tuple[np.ndarray, np.ndarray]:
+    """Lemma 3 (self-concordance): ``int_0^1 g'(z1 + v (z2 - z1)) dv >= g'(z1) / (1 + |z1 - z2|)``.
+
+    Returns (left, right); the left side is ``(g(z2) - g(z1)) / (z2 - z1)`` (``g'(z1)`` where equal).
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'.
+    """
+    z1, z2 = np.broadcast_arrays(np.asarray(z1, dtype=float), np.asarray(z2, dtype=float))
+    dz = z2 - z1
+    small = np.abs(dz) < 1e-8
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left = np.where(small, _gdot(z1), (expit(z2) - expit(z1)) / np.where(small, 1.0, dz))
+    return left, _gdot(z1) / (1.0 + np.abs(dz))
+
+
+def lemma4_sides(b, c) -> tuple[np.ndarray, np.ndarray]:
+    """Lemma 4: for ``b, c >= 0``, ``u^2 <= b u + c`` implies ``u <= b + sqrt(c)``.
+
+    Returns (the largest ``u`` with ``u^2 <= b u + c``, i.e. ``(b + sqrt(b^2 + 4c)) / 2``; ``b + sqrt(c)``).
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'.
+    """
+    b, c = np.broadcast_arrays(np.asarray(b, dtype=float), np.asarray(c, dtype=float))
+    return (b + np.sqrt(b * b + 4.0 * c)) / 2.0, b + np.sqrt(c)
+
+
+def bernoulli_kl_forms(z1, z2, nodes: int = 64) -> dict[str, np.ndarray]:
+    """Lemma 6's three forms of ``KL(Bern(g(z1)) || Bern(g(z2)))``: ``direct`` (from the two
+    probabilities), ``bregman`` ``m(z2) - m(z1) - g(z1) (z2 - z1)`` with ``m(z) = log(1 + e^z)``, and
+    ``integral`` ``(z2 - z1)^2 int_0^1 (1 - v) g'(z1 + v (z2 - z1)) dv`` (Gauss-Legendre, ``nodes`` points).
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'.
+    """
+    z1, z2 = np.broadcast_arrays(np.asarray(z1, dtype=float), np.asarray(z2, dtype=float))
+    p, q = expit(z1), expit(z2)
+    direct = p * (np.log(p) - np.log(q)) + (1.0 - p) * (np.log1p(-p) - np.log1p(-q))
+    bregman = np.logaddexp(0.0, z2) - np.logaddexp(0.0, z1) - p * (z2 - z1)
+    x, w = np.polynomial.legendre.leggauss(int(nodes))
+    v, w = (x + 1.0) / 2.0, w / 2.0
+    dz = (z2 - z1)[..., None]
+    integral = np.sum(w * (1.0 - v) * _gdot(z1[..., None] + v * dz), axis=-1) * (z2 - z1) ** 2
+    return {"direct": direct, "bregman": bregman, "integral": integral}
+
+
+def freedman_excess(increments: np.ndarray, variances: np.ndarray, eta: float, alpha: float) -> np.ndarray:
+    """Lemma 5 (anytime Freedman): ``max_t [sum_{s<=t} X_s - (e-2) eta sum_{s<=t} E[X_s^2|F] - log(1/alpha)/eta]``
+    per run (last axis is time); the inequality holds at every ``t`` iff the value is ``<= 0``.
+
+    Used in notebooks/cclb/02_confidence_sets.md, section 'The technical lemmas of Appendix C'.
+    """
+    if not eta > 0:
+        raise ValueError(f"eta={eta} must be positive")
+    lhs = np.cumsum(np.asarray(increments, dtype=float), axis=-1)
+    rhs = (math.e - 2.0) * eta * np.cumsum(np.asarray(variances, dtype=float), axis=-1) + math.log(1.0 / alpha) / eta
+    return np.max(lhs - rhs, axis=-1)

@@ -76,3 +76,113 @@ def test_kappa_constants_bound_the_generated_rounds():
     z = np.concatenate([rounds.x, rounds.x_cf]) @ np.array(THETA_STAR)
     assert kap["logit_min"] - 1e-3 <= z.min() and z.max() <= kap["logit_max"] + 1e-3
     assert 1 / (expit(z) * (1 - expit(z))).min() <= kap["kappa_Z"] * (1 + 1e-3) <= kap["kappa"]
+
+
+def test_radius_orders_and_exact_ratio():
+    from fractions import Fraction
+
+    assert Th.radius_ratio_squared(4, 5) == Fraction(500, 9)
+    assert Th.radius_ratio_squared(4, Fraction(5)) >= 25  # at least a factor S
+    assert Th.radius_ratio_squared(1, 1) == Fraction(1, 2)  # n = S = 1: no improvement
+    t = np.array([2.0, 10.0, 1e4])
+    o = Th.radius_orders(t, 4, 5.0)
+    np.testing.assert_allclose(o["ours"], np.sqrt(9 * np.log(t)))
+    np.testing.assert_allclose(o["abeille"] / o["ours"], math.sqrt(500 / 9))
+    with pytest.raises(ValueError):
+        Th.radius_ratio_squared(0, 5)
+
+
+def test_leading_coefficients_and_remark3_difference():
+    lead = Th.leading_coefficients(4, 5.0, 2.0)
+    assert lead["ofulog_r"] / lead["ofulog_plus"] == pytest.approx(5**1.5)
+    assert lead["cclb"] == pytest.approx(2 * lead["ofulog_plus"])
+    T = np.array([100.0, 1e6])
+    d = Th.theorem2_shape(T, 4, 5.0, 100.0, 13.0, 0.1)["regret"] - Th.theorem1_shape(T, 4, 5.0, 100.0, 13.0)["regret"]
+    np.testing.assert_allclose(d, Th.remark3_regret_difference(T, 13.0, 0.1), rtol=1e-9)
+    np.testing.assert_allclose(Th.remark3_regret_difference(T, 13.0, 0.1), 13.0 * np.sqrt(T) * 0.21)
+
+
+def test_analysis_gram_and_lemma7_radius():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2, 4, 30))
+    H = Th.analysis_gram(X, THETA_STAR, 5.0)
+    r, k = 1, X[1]
+    w = expit(np.asarray(THETA_STAR) @ k)
+    ref = sum(w[s] * (1 - w[s]) * np.outer(k[:, s], k[:, s]) for s in range(30)) + np.eye(4) / (4 * 25 * 12)
+    np.testing.assert_allclose(H[r], ref, rtol=1e-12)
+    from causalbandits_lib.cclb.confidence import beta_squared
+
+    t = 100.0
+    c = 12.0
+    g2 = (
+        2 * c * beta_squared(t, 4, 5.0, 0.05)
+        + 4 * (math.e - 2) * c * c * (4 * math.log(1 + 20 * t / 4) + math.log(20))
+        + c * 4
+        + 1
+    )
+    assert Th.lemma7_radius(t, 4, 5.0, 0.05) == pytest.approx(math.sqrt(g2))
+
+
+def test_confidence_boundary_points_lie_on_the_set_boundary():
+    from causalbandits_lib.cclb.confidence import LogisticData, constrained_mle
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2, 4, 200))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (rng.random((2, 200)) < expit(np.einsum("k,rkt->rt", np.asarray(THETA_STAR), X))).astype(float)
+    data = LogisticData.from_observations(X, y)
+    th, _, _, _ = constrained_mle(data, 5.0, max_steps=200, tol=1e-13)
+    dirs = rng.normal(size=(16, 4))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    beta2 = 5.0
+    pts = Th.confidence_boundary_points(data, th, beta2, 5.0, dirs)
+    gap = data.loss(pts) - data.loss(th)[:, None]
+    norm = np.linalg.norm(pts, axis=-1)
+    assert np.all(gap <= beta2 + 1e-9) and np.all(norm <= 5.0 + 1e-9)
+    # each point is on the boundary: on the loss level set or on the ball
+    assert np.all((np.abs(gap - beta2) < 1e-6) | (np.abs(norm - 5.0) < 1e-9))
+    # a step further along the direction leaves the set
+    further = pts + 1e-3 * dirs[None]
+    out = (data.loss(further) - data.loss(th)[:, None] > beta2) | (np.linalg.norm(further, axis=-1) > 5.0)
+    assert np.all(out)
+
+
+def test_elliptical_potential_and_lemmas_1_2():
+    rng = np.random.default_rng(3)
+    U = rng.normal(size=(3, 4, 300))
+    U *= 0.5 / np.maximum(np.linalg.norm(U, axis=1, keepdims=True), 0.5)  # ||u|| <= B = 1/2
+    lam = 1e-3
+    pot = Th.elliptical_potential(U, lam)
+    V = lam * np.eye(4)
+    ref = 0.0
+    for t in range(300):
+        u = U[0, :, t]
+        ref += u @ np.linalg.solve(V, u)
+        V += np.outer(u, u)
+    assert pot[0, -1] == pytest.approx(ref, rel=1e-9)
+    assert np.all(pot[:, -1] <= Th.lemma2_bound(300, 4, 0.25, lam))
+    logdet = np.linalg.slogdet(lam * np.eye(4) + U @ np.swapaxes(U, 1, 2))[1]
+    assert np.all(logdet <= Th.lemma1_bound(300, 4, 0.25, lam))
+    assert logdet[0] == pytest.approx(np.linalg.slogdet(V)[1])
+
+
+def test_scalar_lemmas_3_4_6_and_freedman():
+    z1, z2 = np.meshgrid(np.linspace(-5, 5, 41), np.linspace(-5, 5, 41), indexing="ij")
+    left, right = Th.lemma3_sides(z1, z2)
+    assert np.all(left >= right - 1e-15)
+    # the left side is the mean of g' over the segment (midpoint rule), here from z1 = 1 to z2 = 2.5
+    v = (np.arange(20000) + 0.5) / 20000
+    p = expit(1.0 + v * 1.5)
+    assert left[24, 30] == pytest.approx(np.mean(p * (1 - p)), rel=1e-7)
+    assert (z1[24, 30], z2[24, 30]) == pytest.approx((1.0, 2.5))
+    root, bound = Th.lemma4_sides(np.array([0.0, 3.0, 1.0]), np.array([4.0, 0.0, 2.0]))
+    np.testing.assert_allclose(root**2, np.array([0.0, 3.0, 1.0]) * root + np.array([4.0, 0.0, 2.0]))
+    assert np.all(root <= bound + 1e-15)
+    kl = Th.bernoulli_kl_forms(z1, z2)
+    np.testing.assert_allclose(kl["bregman"], kl["direct"], atol=1e-12)
+    np.testing.assert_allclose(kl["integral"], kl["direct"], atol=1e-12)
+    # Freedman excess by hand: X = (1, -1, 1), var = (1, 1, 1), eta = 1, alpha = e^-1
+    ex = Th.freedman_excess(np.array([[1.0, -1.0, 1.0]]), np.ones((1, 3)), 1.0, math.exp(-1))
+    assert ex[0] == pytest.approx(max(1 - (math.e - 2) - 1, 0 - 2 * (math.e - 2) - 1, 1 - 3 * (math.e - 2) - 1))
+    with pytest.raises(ValueError):
+        Th.freedman_excess(np.ones((1, 2)), np.ones((1, 2)), 0.0, 0.1)

@@ -6,8 +6,8 @@ requests, console errors, images that did not decode, formulas MathJax did not r
 or ``$$`` left in the text), figures without a caption, figures shown below half their natural
 width (the book stores PNGs at twice their display size, so a smaller one was shrunk), captions
 numbered by the book ("Fig. 39", which would clash with the paper's own figure numbers), claims
-tables wider than their column at a 1400 px window, download links that do not resolve, and text
-that leaks the build machine (an absolute path) or numpy's scalar repr (``np.float64(``).
+tables and display formulas wider than their column at a 1400 px window, download links that do
+not resolve, and text that leaks the build machine (an absolute path) or numpy's scalar repr (``np.float64(``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,11 @@ PAGE_STATE_JS = """
   const overflow = Array.from(main.querySelectorAll('.claims-table table'))
     .filter(t => t.scrollWidth > t.parentElement.clientWidth + 2)
     .map(t => `${t.scrollWidth} px in a ${t.parentElement.clientWidth} px column`);
+  // a display formula that needs a sideways scrollbar at this width (its number included)
+  const wideMath = Array.from(main.querySelectorAll('mjx-container[display="true"]'))
+    .filter(m => m.scrollWidth > m.clientWidth + 2)
+    .map(m => `${(m.closest('.math') || m).id || m.textContent.slice(0, 40)} `
+              + `(${m.scrollWidth} px in ${m.clientWidth} px)`);
   const clipped = Array.from(main.querySelectorAll('.cell_input pre, .cell_output pre'))
     .filter(p => p.scrollWidth > p.clientWidth + 2)
     .map(p => `${p.textContent.trim().split('\\n')[0].slice(0, 50)} (${p.scrollWidth} px in ${p.clientWidth} px)`);
@@ -51,7 +56,7 @@ PAGE_STATE_JS = """
     const m = text.match(re); if (m) leaks.push(m[0].trim().slice(0, 80));
   }
   const downloads = Array.from(document.querySelectorAll('a[href*="_downloads/"]')).map(a => a.href);
-  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, shrunk, overflow, clipped, leaks,
+  return {imgs, nMath: maths.length, unrendered, raw, figures, outputImgs, shrunk, overflow, wideMath, clipped, leaks,
           downloads};
 }
 """
@@ -108,6 +113,8 @@ def check_pages(
                     found.append(f"notebook figure {img['src']} has no caption (use the mystnb figure option)")
             for o in state["overflow"]:
                 found.append(f"claims table wider than its column: {o}")
+            for m in state["wideMath"]:
+                found.append(f"display formula wider than the column (break it into lines): {m}")
             for c in state["clipped"]:
                 found.append(f"code or output wider than the column (not wrapped): {c}")
             for leak in state["leaks"]:

@@ -148,8 +148,8 @@ def test_every_page_renders_offline(built_book):
 def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
     """The browser check must fail on a page that loads a script from a CDN, shows a missing image,
     leaks a machine path or a numpy repr, has a claims table wider than its column, a code line
-    that is not wrapped to the column, a figure shown below half its natural width, or a figure
-    caption numbered by the book."""
+    that is not wrapped to the column, a display formula that needs a sideways scrollbar, a figure
+    shown below half its natural width, or a figure caption numbered by the book."""
     from .browser_check import check_pages
 
     chromium = _chromium()
@@ -169,6 +169,7 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
         '<pre style="white-space: pre">x = 1  # ' + "a very long line " * 40 + "</pre></div></div></div>"
         '<figure id="shrunk"><img src="../wide-figure.png" alt="y" style="width: 100px">'
         "<figcaption><p>Fig. 39 A figure numbered by the book</p></figcaption></figure>"
+        '<div class="math notranslate nohighlight" id="equation-made-up-wide">\\[' + "x_1 + " * 150 + "x_2\\]</div>"
     )
     broken = broken.replace("</main>", leak + "</main>", 1)
     assert broken != html
@@ -185,6 +186,7 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
         for p in problems
     ), problems
     assert any("numbered by the book" in p and "Fig. 39" in p for p in problems), problems
+    assert any("display formula wider" in p and "equation-made-up-wide" in p for p in problems), problems
     # and the untouched page next to it stays clean
     assert check_pages(site, ["book/intro.html"], chromium)["book/intro.html"] == []
 
