@@ -104,6 +104,10 @@ class FairnessRun:
     rounds : ndarray (R, G, P) or None
         For replay evaluation: accepted events (the rounds that count) up to each checkpoint; the
         checkpoints ``t`` then count logged events.
+    uniform : ndarray (R, G, P) or None
+        The reward regret the uniform policy over the round's arms would have had on the same
+        rounds (``Σ_t π*_t·m_t − mean_a m_{t,a}``, exact from the means, not sampled; accepted
+        rounds only in replay): the trivial scale of "low reward regret".
     """
 
     t: np.ndarray
@@ -116,6 +120,7 @@ class FairnessRun:
     seconds: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
     rounds: np.ndarray | None = None
+    uniform: np.ndarray | None = None
 
     def final(self, which: str = "fairness") -> np.ndarray:
         """Regret at the horizon, shape (R, G)."""
@@ -125,6 +130,7 @@ class FairnessRun:
         """The runs of configuration ``g`` only (G = 1)."""
         sl = slice(g, g + 1)
         rounds = None if self.rounds is None else self.rounds[:, sl]
+        uniform = None if self.uniform is None else self.uniform[:, sl]
         return FairnessRun(
             self.t,
             self.fairness[:, sl],
@@ -136,6 +142,7 @@ class FairnessRun:
             self.seconds,
             dict(self.info),
             rounds,
+            uniform,
         )
 
     @classmethod
@@ -157,6 +164,7 @@ class FairnessRun:
             result.T,
             result.seconds,
             rounds=sums.sums.get("rounds"),
+            uniform=sums.sums.get("uniform"),
         )
 
     def slope(self, g: int = 0, which: str = "fairness") -> float:
@@ -175,17 +183,19 @@ def regret_values(merit) -> Callable[..., dict[str, np.ndarray]]:
     """The per-round values of a :class:`~causalbandits_lib.core.recorders.RunningSums` that
     accumulates the regrets: ``fairness`` and ``reward`` (each (R, G)) of the policy the learner
     deployed (``policy.policy``) against the round's exact ``arm_means``
-    (:class:`~.merit.RegretMeter`, one per simulation). In replay (the feedback has ``accepted``)
+    (:class:`~.merit.RegretMeter`, one per simulation), and ``uniform``, the reward regret the
+    uniform policy would have had in the round (the trivial scale). In replay (the feedback has ``accepted``)
     rejected events are not rounds: both regrets are multiplied by ``accepted``, and ``rounds``
     counts the accepted events."""
     meter = RegretMeter(merit)
 
     def values(t, context, actions, feedback, policy) -> dict[str, np.ndarray]:
         fr, rr = meter.step(policy.policy, feedback["arm_means"])
+        uni = meter.uniform_regret(feedback["arm_means"])
         accepted = feedback.get("accepted")
         if accepted is None:
-            return {"fairness": fr, "reward": rr}
-        return {"fairness": fr * accepted, "reward": rr * accepted, "rounds": accepted}
+            return {"fairness": fr, "reward": rr, "uniform": uni}
+        return {"fairness": fr * accepted, "reward": rr * accepted, "rounds": accepted, "uniform": uni * accepted}
 
     return values
 
@@ -210,10 +220,11 @@ def regret_block_values(merit) -> Callable[[Mapping[str, np.ndarray]], dict[str,
         optimal_value = (optimal * means).sum(axis=-1)
         fr = np.abs(policy - optimal).sum(axis=-1)
         rr = optimal_value - (policy * means).sum(axis=-1)
+        uni = np.broadcast_to(optimal_value - means.mean(axis=-1), rr.shape)
         accepted = block.get("accepted")
         if accepted is None:
-            return {"fairness": fr, "reward": rr}
-        return {"fairness": fr * accepted, "reward": rr * accepted, "rounds": accepted}
+            return {"fairness": fr, "reward": rr, "uniform": uni}
+        return {"fairness": fr * accepted, "reward": rr * accepted, "rounds": accepted, "uniform": uni * accepted}
 
     return values
 

@@ -289,3 +289,10 @@ class RegretMeter:
         fr = fairness_regret_per_round(policy, self._optimal)
         rr = self._optimal_value - (policy * means).sum(axis=-1)
         return fr, rr
+
+    def uniform_regret(self, arm_means: np.ndarray) -> np.ndarray:
+        """The per-round reward regret of the uniform policy over the arms, ``π*_t·m_t − mean_a
+        m_{t,a}``, shape (R, G); call after :meth:`step` with the same ``arm_means``."""
+        if arm_means is not self._means:
+            raise ValueError("uniform_regret needs the arm_means of the last step()")
+        return self._optimal_value - arm_means.mean(axis=-1)[:, None]

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .merit import AffineMerit, RampMerit
+from ..core.recorders import RecorderBase
+from .merit import AffineMerit, ExpMerit, RampMerit, optimal_fair_policy
 
 __all__ = [
     "exp_merit_ratio",
@@ -37,6 +38,10 @@ __all__ = [
     "bound_ratio_d_exponent",
     "elliptical_potential",
     "ellipsoid_coverage",
+    "width_sum_bound",
+    "azuma_width_bound",
+    "UCBProofSteps",
+    "LinUCBProofSteps",
     "LowerBoundPair",
     "min_merit_lower_bound_pair",
     "lipschitz_lower_bound_pair",
@@ -207,6 +212,145 @@ def ellipsoid_coverage(
         gram += np.einsum("ri,rj->rij", x, x)
         b += r[:, None] * x
     return covered
+
+
+def width_sum_bound(T, K: int):
+    """The last step of Theorems 3.2.1-3.2.2 (A.4-A.5): ``Σ_{t=K+1}^T 1/√N_{t,a_t} <= 2√(TK)``
+    (each arm's pulls contribute ``Σ_{n<=N_a} 1/√n <= 2√N_a``; then Cauchy-Schwarz)."""
+    return 2.0 * np.sqrt(_T(T) * K)
+
+
+def azuma_width_bound(T, delta: float):
+    """Lemmas A.4.2 and A.6.4: ``|Σ_t E_{a~π_t} w_{t,a} − Σ_t w_{t,a_t}| <= √(2T ln(4/δ))``
+    w.p. ``>= 1 − δ/2`` (Azuma-Hoeffding, widths in ``[0, 1]``)."""
+    return np.sqrt(2.0 * _T(T) * np.log(4.0 / delta))
+
+
+def _exp_ratio(c_column, lo, hi):
+    """``L/γ`` of ``exp(cμ)`` on ``[lo, hi]`` (per run and configuration)."""
+    c = np.asarray(c_column, dtype=float).reshape(-1)[None, :] if np.ndim(c_column) else float(c_column)
+    return c * np.exp(c * (hi - lo))
+
+
+class _ProofSteps(RecorderBase):
+    """Running sums of the proof's width quantities over the rounds, kept at the horizon only."""
+
+    keys: tuple[str, ...] = ()
+
+    def start(self, T: int, runs: np.ndarray) -> None:
+        super().start(T, runs)
+        self._sums: dict[str, np.ndarray] = {}
+        self._max: dict[str, np.ndarray] = {}
+
+    def _add(self, **values) -> None:
+        for k, v in values.items():
+            v = np.asarray(v, dtype=float)
+            self._sums[k] = self._sums[k] + v if k in self._sums else v.copy()
+
+    def _keep_max(self, **values) -> None:
+        for k, v in values.items():
+            v = np.asarray(v, dtype=float)
+            self._max[k] = np.maximum(self._max[k], v) if k in self._max else v.copy()
+
+    def result(self) -> dict[str, np.ndarray]:
+        """Per run and configuration (R, G): the sums (``played``, ``expected``, ``rounds``,
+        ``covered``, ...) and the largest per-round ratios (``max_...``)."""
+        return dict(self._sums) | {f"max_{k}": v for k, v in self._max.items()}
+
+
+class UCBProofSteps(_ProofSteps):
+    """The steps of Theorem 3.2.1's proof (A.5, with Lemmas A.4.1-A.4.2) measured on a FairX-UCB
+    run (numpy path; the policy exposes ``counts``, ``empirical_means``, ``w0`` and ``policy``).
+
+    Over the rounds ``t > K`` (every arm pulled once; the proof's ``2K`` covers the others) it
+    sums ``played`` = ``1/√N_{t,a_t}``, ``expected`` = ``E_{a~π_t} 1/√N_{t,a}`` and counts
+    ``rounds``. On the rounds whose box contains ``μ*`` (``covered``, Lemma A.4.1's event) it
+    keeps the largest ratio of the round's fairness regret ``‖π_t − π*‖₁`` to the per-round step of
+    A.5, ``4 (L/γ) w_0 E_{a~π_t} 1/√N_{t,a}``, with ``L/γ`` of ``exp(cμ)`` on the interval the
+    round's box and ``μ*`` span (where ``μ_t`` and ``μ*`` lie; the paper's global constant does not
+    exist for ``exp`` on the real line): ``max_step_ratio`` (the step holds when it is ``<= 1``).
+    """
+
+    name = "ucb_proof_steps"
+
+    def __init__(self, merit: ExpMerit):
+        if not isinstance(merit, ExpMerit):
+            raise TypeError("UCBProofSteps needs the exponential merit (its L/γ on an interval)")
+        self.merit = merit
+
+    def before_decision(self, t, context, policy) -> None:
+        self._counts = policy.counts.copy()
+        self._mean = policy.empirical_means()
+
+    def after_round(self, t, context, actions, feedback, policy) -> None:
+        N = self._counts  # (R, G, K), before this round's pull
+        live = N.min(axis=-1) > 0
+        inv = 1.0 / np.sqrt(np.maximum(N, 1.0))
+        pi = policy.policy
+        played = np.take_along_axis(inv, np.asarray(actions)[..., None], axis=-1)[..., 0]
+        expected = (pi * inv).sum(axis=-1)
+        mu_star = np.asarray(feedback["arm_means"], dtype=float)[:, None, :]  # (R, 1, K)
+        w0 = np.asarray(policy.w0, dtype=float).reshape(1, -1)
+        width = w0[..., None] * inv
+        covered = live & np.all(np.abs(self._mean - mu_star) <= width, axis=-1)
+        fr = np.abs(pi - optimal_fair_policy(self.merit, mu_star)).sum(axis=-1)
+        lo = np.minimum((self._mean - width).min(axis=-1), mu_star.min(axis=-1))
+        hi = np.maximum((self._mean + width).max(axis=-1), mu_star.max(axis=-1))
+        step = 4.0 * _exp_ratio(self.merit.c_column, lo, hi) * w0 * expected
+        self._add(played=played * live, expected=expected * live, rounds=live, covered=covered)
+        self._keep_max(step_ratio=np.where(covered, fr / step, 0.0))
+
+
+class LinUCBProofSteps(_ProofSteps):
+    """Lemmas A.6.3-A.6.5 measured on a FairX-LinUCB run (numpy path) against an environment
+    with one true parameter per run (``env.thetas``, (R, d)).
+
+    Per round, with ``Σ_t`` and ``μ̂_t`` before the round's update and the widths
+    ``w_{t,a} = ‖x_{t,a}‖_{Σ_t⁻¹}``:
+
+    - ``played`` = ``w_{t,a_t}`` and ``expected`` = ``E_{a~π_t} w_{t,a}`` (summed; Lemma A.6.4);
+    - ``max_cs_ratio``: the largest ``|(μ* − μ̂_t)·x_{t,a}| / (‖μ* − μ̂_t‖_{Σ_t} w_{t,a})`` over
+      arms and rounds (Lemma A.6.3 is this Cauchy-Schwarz step, ``<= 1``, with ``‖μ* − μ̂_t‖_{Σ_t}
+      <= √β`` when ``μ* ∈ CR_t``);
+    - ``covered``: rounds with ``μ* ∈ CR_t`` at the run's ``β`` (the premise of A.6.3 and A.6.5);
+    - ``max_step_ratio``: on covered rounds, the largest ratio of ``‖π_t − π*_t‖₁`` to Lemma
+      A.6.5's per-round step ``4 (L/γ) √β E_{a~π_t} w_{t,a}``, ``L/γ`` of ``exp(cμ)`` on the interval
+      the round's optimistic scores range over (``μ̂·x ± √β w``) and the true scores span.
+    """
+
+    name = "linucb_proof_steps"
+
+    def __init__(self, merit: ExpMerit, env):
+        if not isinstance(merit, ExpMerit):
+            raise TypeError("LinUCBProofSteps needs the exponential merit (its L/γ on an interval)")
+        self.merit, self.env = merit, env
+
+    def before_decision(self, t, context, policy) -> None:
+        x = np.asarray(context, dtype=float)  # (R, K, d)
+        cov = policy.state.covariance()  # Σ_t⁻¹, (R, G, d, d)
+        mean = policy.state.mean  # (R, G, d)
+        self._w = np.sqrt(np.maximum(np.einsum("rkd,rgde,rke->rgk", x, cov, x), 0.0))
+        self._z0 = np.einsum("rkd,rgd->rgk", x, mean)
+        diff = np.asarray(self.env.thetas, dtype=float)[:, None, :] - mean  # μ* − μ̂_t
+        q = np.sqrt(np.einsum("rgd,rgd->rg", diff, np.linalg.solve(cov, diff[..., None])[..., 0]))
+        self._q = q
+        lhs = np.abs(np.einsum("rkd,rgd->rgk", x, diff))
+        self._cs = (lhs / np.maximum(q[..., None] * self._w, 1e-300)).max(axis=-1)
+
+    def after_round(self, t, context, actions, feedback, policy) -> None:
+        pi = policy.policy
+        w = self._w
+        played = np.take_along_axis(w, np.asarray(actions)[..., None], axis=-1)[..., 0]
+        expected = (pi * w).sum(axis=-1)
+        sqrt_beta = np.sqrt(np.asarray(policy.beta, dtype=float)).reshape(1, -1)
+        covered = self._q <= sqrt_beta
+        true = np.asarray(feedback["arm_means"], dtype=float)[:, None, :]  # μ*·x, (R, 1, K)
+        fr = np.abs(pi - optimal_fair_policy(self.merit, true)).sum(axis=-1)
+        lo = np.minimum((self._z0 - sqrt_beta[..., None] * w).min(axis=-1), true.min(axis=-1))
+        hi = np.maximum((self._z0 + sqrt_beta[..., None] * w).max(axis=-1), true.max(axis=-1))
+        step = 4.0 * _exp_ratio(self.merit.c_column, lo, hi) * sqrt_beta * expected
+        self._add(played=played, expected=expected, rounds=np.ones_like(played), covered=covered)
+        self._keep_max(cs_ratio=self._cs, step_ratio=np.where(covered, fr / step, 0.0))
 
 
 class LowerBoundPair:

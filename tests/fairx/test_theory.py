@@ -59,3 +59,54 @@ def test_ellipsoid_coverage_holds_with_the_theory_radius_and_fails_without_it(mo
     # a radius of 1e-4 instead of β_t cannot cover a parameter of norm 1 from noisy rewards
     monkeypatch.setattr(theory, "linucb_beta", lambda t, d, delta, W=1.0: 1e-8)
     assert not theory.ellipsoid_coverage(3, 300, 20, 0.05, np.random.default_rng(0)).any()
+
+
+def test_ucb_proof_steps_width_sum_follows_from_the_counts():
+    """The played widths over the rounds t > K are Σ_a Σ_{n=1}^{N_a - 1} 1/√n of the final counts
+    (each arm's first pull is in the first K rounds), below 2√(TK); the per-round step of A.5
+    holds on the covered rounds at the theory width."""
+    from causalbandits_lib.core.runner import simulate
+    from causalbandits_lib.fairx.algorithms import FairXUCB
+    from causalbandits_lib.fairx.merit import ExpMerit
+    from causalbandits_lib.fairx.model import ArmsBandit
+
+    merit, K, T = ExpMerit(3.0), 4, 400
+    rec = theory.UCBProofSteps(merit)
+    policy = FairXUCB(merit, float(theory.theory_width(T, K, 0.05)), K, solver="exact")
+    simulate(
+        ArmsBandit(np.array([0.2, 0.4, 0.5, 0.8])), policy, T, 0, n_runs=3, metrics=(), recorders=[rec], backend="numpy"
+    )
+    out = rec.result()
+    counts = policy.counts[:, 0]  # (R, K) after T rounds
+    from_counts = np.array([sum(np.sum(1 / np.sqrt(np.arange(1, n))) for n in row.astype(int)) for row in counts])
+    np.testing.assert_allclose(out["played"][:, 0], from_counts, rtol=1e-12)
+    assert np.all(out["rounds"] == T - K)
+    assert np.all(out["played"] <= theory.width_sum_bound(T, K))
+    assert np.all(out["expected"] > 0) and np.all(out["covered"] <= out["rounds"])
+    assert out["covered"].sum() > 0 and np.all(out["max_step_ratio"] <= 1.0)
+    np.testing.assert_allclose(theory.azuma_width_bound(100, 0.05), np.sqrt(200 * np.log(80)))
+    with pytest.raises(TypeError):
+        theory.UCBProofSteps(object())
+
+
+def test_linucb_proof_steps_cauchy_schwarz_and_premise():
+    """Lemma A.6.3's ratio never exceeds 1; with the theory's radius μ* is in CR_t on most rounds
+    and the per-round step of A.6.5 holds there; with a tiny radius the premise fails."""
+    from causalbandits_lib.core.runner import simulate
+    from causalbandits_lib.fairx.algorithms import FairXLinUCB
+    from causalbandits_lib.fairx.merit import ExpMerit
+    from causalbandits_lib.fairx.model import GaussianContextBandit
+
+    merit, d, K, T = ExpMerit(2.0), 4, 5, 150
+    out = {}
+    for beta in (float(theory.linucb_beta(T, d, 0.05, 2.0)), 1e-4):
+        env = GaussianContextBandit(None, K, 1.0, dim=d, prior_sd=1 / np.sqrt(d))
+        rec = theory.LinUCBProofSteps(merit, env)
+        simulate(env, FairXLinUCB(merit, beta, 1.0, d, K), T, 1, n_runs=3, metrics=(), recorders=[rec], backend="numpy")
+        out[beta] = rec.result()
+    wide, tiny = out.values()
+    assert np.all(wide["max_cs_ratio"] <= 1 + 1e-9) and np.all(wide["max_cs_ratio"] > 0.5)
+    assert wide["covered"].sum() / wide["rounds"].sum() > 0.9 and np.all(wide["max_step_ratio"] <= 1.0)
+    assert tiny["covered"].sum() == 0
+    assert np.all(wide["played"] <= np.sqrt(2 * T * d * np.log1p(T / d)))
+    assert np.all(wide["played"] > 0) and np.all(wide["played"] <= T)
