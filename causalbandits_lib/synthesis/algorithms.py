@@ -88,8 +88,9 @@ def _one_hot(actions: np.ndarray, k: int) -> np.ndarray:
 
 
 class _Clipped:
-    """Mixin: clip the reward index into per-run bounds ``[L, U]`` (when given) and report the
-    deployed (one-hot) exposure."""
+    """Mixin: clip the reward index into per-run bounds ``[L, U]`` (when given), report the
+    deployed (one-hot) exposure beside the learner's own diagnostics, and run on numpy (the fucb
+    kernels know the fucb environment only)."""
 
     def _setup_bounds(self, lower, upper):
         if (lower is None) != (upper is None):
@@ -113,8 +114,21 @@ class _Clipped:
         rows = np.arange(len(context))
         return np.maximum(np.minimum(ucb, self.upper[rows, context]), self.lower[rows, context])
 
-    def _exposure(self, actions: np.ndarray) -> dict[str, np.ndarray]:
-        return {"exposure": _one_hot(actions, self.dec.n_arms)}
+    def reset(self, streams: RunStreams) -> None:
+        super().reset(streams)
+        self._reset_bounds(streams)
+
+    def select(self, t: int, context: np.ndarray) -> np.ndarray:
+        actions = super().select(t, context)
+        own = getattr(self, "last_diagnostics", {})  # F-UCB's per-round diagnostics, if any
+        self._diag = {**own, "exposure": _one_hot(actions, self.dec.n_arms)}
+        return actions
+
+    def diagnostics(self) -> dict[str, np.ndarray]:
+        return self._diag
+
+    def compiled(self, env):
+        return None
 
 
 class CellUCB(_Clipped, DecomposedUCB):
@@ -124,21 +138,6 @@ class CellUCB(_Clipped, DecomposedUCB):
         super().__init__(dec, name=name, **knobs)
         self._setup_bounds(lower, upper)
 
-    def reset(self, streams: RunStreams) -> None:
-        super().reset(streams)
-        self._reset_bounds(streams)
-
-    def select(self, t: int, context: np.ndarray) -> np.ndarray:
-        actions = super().select(t, context)
-        self._diag = self._exposure(actions)
-        return actions
-
-    def diagnostics(self) -> dict[str, np.ndarray]:
-        return self._diag
-
-    def compiled(self, env):
-        return None
-
 
 class CellFairUCB(_Clipped, FairUCB):
     """F-UCB on the cells (context, item), optionally with PCB-style clipped reward indices (the
@@ -147,21 +146,6 @@ class CellFairUCB(_Clipped, FairUCB):
     def __init__(self, dec: CellDecomposition, lower=None, upper=None, *, name: str = "F-UCB", **knobs):
         super().__init__(dec, discrepancy_estimator(dec), name=name, **knobs)
         self._setup_bounds(lower, upper)
-
-    def reset(self, streams: RunStreams) -> None:
-        super().reset(streams)
-        self._reset_bounds(streams)
-
-    def select(self, t: int, context: np.ndarray) -> np.ndarray:
-        actions = super().select(t, context)
-        self._diag = {**self.last_diagnostics, **self._exposure(actions)}
-        return actions
-
-    def diagnostics(self) -> dict[str, np.ndarray]:
-        return self._diag
-
-    def compiled(self, env):
-        return None
 
 
 class ContextFree:

@@ -71,7 +71,9 @@ def scores(result, tau: float, pi_star: np.ndarray) -> dict[str, np.ndarray]:
 
 @dataclass
 class InstanceResult:
-    """The scores of one instance: ``runs[(policy, setting)]`` maps to :func:`scores`'s dict.
+    """The scores of one instance: ``runs[(policy, setting)]`` maps to :func:`scores`'s dict;
+    ``fallback[(policy, setting)]`` is the share of rounds in which F-UCB certified no item as fair
+    and fell back to the item of smallest ``UCB_Δ`` (a diagnostic, judged by no hypothesis).
 
     ``setting`` is ``"main"`` (our τ quantile, our merit steepness, the medium bias level) or names
     the alternative: ``"tau=0.3"``, ``"c=3"``, ``"bias=low"``.
@@ -82,9 +84,11 @@ class InstanceResult:
     taus: dict
     runs: dict = field(default_factory=dict)
     coverage: dict = field(default_factory=dict)
+    covered: dict = field(default_factory=dict)
     width: dict = field(default_factory=dict)
     seconds: float = 0.0
     delta: dict = field(default_factory=dict)
+    fallback: dict = field(default_factory=dict)
 
     def get(self, policy: str, setting: str = "main", score: str = "regret") -> np.ndarray:
         return self.runs[(policy, setting)][score]
@@ -118,9 +122,9 @@ def run_instance(
     runs = range(n_runs)
     truth = inst.means
 
-    def run(policy, tau_eval, c_eval):
+    def run(policy, tau_eval, c_eval, extra=()):
         env = M.RecommenderEnv(inst, tau_eval)
-        r = simulate(env, policy, T, seed, n_runs=n_runs, metrics=PER_ROUND)
+        r = simulate(env, policy, T, seed, n_runs=n_runs, metrics=PER_ROUND + tuple(extra))
         res.seconds += r.seconds
         return r, scores(r, tau_eval, M.exposure_optimum(inst, c_eval))
 
@@ -129,7 +133,8 @@ def run_instance(
         counts = M.offline_counts(inst, lam, s0, n_draws, seed, runs, name=f"log.{name}")
         lo, hi = A.sound_bounds(counts, level)
         bounds[name] = (lo, hi)
-        res.coverage[name] = float(np.mean(np.all((lo <= truth) & (truth <= hi), axis=(1, 2))))
+        res.covered[name] = np.all((lo <= truth) & (truth <= hi), axis=(1, 2)).astype(float)
+        res.coverage[name] = float(res.covered[name].mean())
         res.width[name] = float(np.mean(hi - lo))
 
     for q, t_q in taus.items():
@@ -137,8 +142,9 @@ def run_instance(
         for name in ("F-UCB", "F-UCB-PCB"):
             lo, hi = bounds[main_bias] if name.endswith("PCB") else (None, None)
             pol = A.make_policy(name, inst, t_q, lower=lo, upper=hi)
-            r, s = run(pol, t_q, merit_c)
+            r, s = run(pol, t_q, merit_c, ("fallback",))
             res.runs[(name, setting)] = s
+            res.fallback[(name, setting)] = float(r["fallback"].mean())
     for c in (merit_c, *c_alternatives):
         setting = "main" if c == merit_c else f"c={c:g}"
         for name in ("FairX-UCB", "FairX-TS"):

@@ -35,6 +35,7 @@ from functools import cached_property
 import numpy as np
 from scipy import optimize, special
 
+from ..core.environments import ContextualBernoulliBandit
 from ..core.scm import DiscreteSCM
 from ..core.streams import RunStreams
 
@@ -340,9 +341,9 @@ def offline_counts(
 # -- the online environment ------------------------------------------------------------------------
 
 
-class RecommenderEnv:
+class RecommenderEnv(ContextualBernoulliBandit):
     """The online recommender: each round a user with context ``o ~ P(o)`` arrives; recommending
-    item ``k`` pays a click ``Bernoulli(μ_k(o))``.
+    item ``k`` pays a click ``Bernoulli(μ_k(o))`` (the core's contextual Bernoulli bandit).
 
     Feedback (all exact from the model except ``reward``): ``regret`` (against the unconstrained
     best item of the context), ``delta`` (``Δ_{k}(o)``), ``violation`` (``Δ - τ``, signed),
@@ -357,35 +358,22 @@ class RecommenderEnv:
     """
 
     def __init__(self, instance: Instance, tau: float):
+        super().__init__(instance.context_probs, instance.means)
         self.instance = instance
         self.tau = float(tau)
-        self.means = instance.means
         self.delta = instance.discrepancy
-        self.n_contexts, self.n_arms = self.means.shape
-        self.context_cdf = np.cumsum(instance.context_probs)
-        self.context_cdf[-1] = 1.0
-
-    def reset(self, streams: RunStreams) -> None:
-        self.context_noise = streams.per_round("contexts", (), "uniform")
-        self.reward_noise = streams.per_round("rewards", (), "uniform")
-        self._context = None
-
-    def observe(self, t: int) -> np.ndarray:
-        self._context = np.searchsorted(self.context_cdf, self.context_noise.at(t), side="right")
-        return self._context
 
     def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
-        c = self._context
         actions = np.asarray(actions, dtype=np.int64)
-        mu = self.means[c, actions]
+        out = super().pull(t, actions)
+        c = self._context
         d = self.delta[c, actions]
-        return {
-            "reward": (self.reward_noise.at(t) < mu).astype(float),
-            "regret": self.means[c].max(axis=1) - mu,
-            "delta": d,
-            "violation": d - self.tau,
-            "violation_pos": np.maximum(d - self.tau, 0.0),
-            "cf_unfair": (d > self.tau).astype(float),
-            "O": c,
-            "I": actions,
-        }
+        out.update(
+            delta=d,
+            violation=d - self.tau,
+            violation_pos=np.maximum(d - self.tau, 0.0),
+            cf_unfair=(d > self.tau).astype(float),
+            O=c,
+            I=actions,
+        )
+        return out
