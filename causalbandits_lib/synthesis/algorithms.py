@@ -32,7 +32,7 @@ import numpy as np
 from ..core.streams import RunStreams
 from ..fairx.algorithms import FairXTS, FairXUCB
 from ..fairx.merit import ExpMerit
-from ..fucb.algorithms import DecomposedUCB, FairUCB, IdentifiedDiscrepancy
+from ..fucb.algorithms import DecomposedUCB, FairUCB, IdentifiedDiscrepancy, TrueDeltaFairUCB
 from ..fucb.model import CellDecomposition
 from ..pcb.estimators import conditioning_bounds
 from . import model as M
@@ -43,13 +43,14 @@ __all__ = [
     "sound_bounds",
     "CellUCB",
     "CellFairUCB",
+    "CellTrueDeltaUCB",
     "ContextFree",
     "make_policy",
     "POLICIES",
 ]
 
 #: the policies of the chapter, in the order of the tables
-POLICIES = ("D-UCB", "F-UCB", "D-UCB-PCB", "F-UCB-PCB", "FairX-UCB", "FairX-TS")
+POLICIES = ("D-UCB", "F-UCB", "D-UCB-PCB", "F-UCB-PCB", "FairX-UCB", "FairX-TS", "F-UCB (true Δ)")
 
 
 def cell_decomposition(inst: M.Instance) -> CellDecomposition:
@@ -148,6 +149,16 @@ class CellFairUCB(_Clipped, FairUCB):
         self._setup_bounds(lower, upper)
 
 
+class CellTrueDeltaUCB(_Clipped, TrueDeltaFairUCB):
+    """The fucb chapter's reference "F-UCB (true Δ)": D-UCB among the items whose exact discrepancy
+    is at most τ (not a learner of the paper; it shows what the per-decision constraint itself
+    costs, without estimating Δ)."""
+
+    def __init__(self, dec: CellDecomposition, discrepancy: np.ndarray, tau: float, *, name: str, **knobs):
+        super().__init__(dec, discrepancy, tau, name=name, **knobs)
+        self._setup_bounds(None, None)
+
+
 class ContextFree:
     """A FairX multi-armed policy with one configuration, on the contextual recommender: it ignores
     the context; arms and deployed policy lose the configuration axis."""
@@ -195,6 +206,8 @@ def make_policy(
     if name in ("F-UCB", "F-UCB-PCB"):
         b = (lower, upper) if name.endswith("PCB") else (None, None)
         return CellFairUCB(dec, *b, name=name, tau=tau, **knobs)
+    if name == "F-UCB (true Δ)":
+        return CellTrueDeltaUCB(dec, inst.discrepancy, tau, name=name, **knobs)
     if name == "FairX-UCB":
         return ContextFree(FairXUCB(ExpMerit(merit_c), w0, M.N_ITEMS), name)
     if name == "FairX-TS":

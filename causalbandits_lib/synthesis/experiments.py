@@ -152,6 +152,9 @@ def run_instance(
             res.runs[(name, setting)] = s
             if setting == "main":
                 res.delta[name] = r["delta"]
+    for q, t_q in taus.items():
+        r, s = run(A.make_policy("F-UCB (true Δ)", inst, t_q), t_q, merit_c)
+        res.runs[("F-UCB (true Δ)", "main" if q == tau_quantile else f"tau={q:g}")] = s
     r, s = run(A.make_policy("D-UCB", inst, tau), tau, merit_c)
     res.runs[("D-UCB", "main")] = s
     res.delta["D-UCB"] = r["delta"]

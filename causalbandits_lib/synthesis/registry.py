@@ -41,7 +41,7 @@ def _entry(name: str) -> BanditEntry:
         lo, hi = _bounds() if name.endswith("PCB") else (None, None)
         return A.make_policy(name, inst, inst.tau(0.5), lower=lo, upper=hi)
 
-    key = name.lower().replace("-", "_")
+    key = name.lower().replace("-", "_").replace(" (true δ)", "_true_delta")
     return BanditEntry(f"synthesis.{key}", make_env, make_policy, T=120, n_runs=4, metrics=METRICS, seed=_SEED)
 
 

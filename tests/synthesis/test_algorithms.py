@@ -63,3 +63,12 @@ def test_trivial_bounds_change_nothing():
         M.RecommenderEnv(INST, tau), A.make_policy("D-UCB-PCB", INST, tau, lower=lo, upper=hi), 200, 1, n_runs=3
     )
     assert np.array_equal(a["regret"], b["regret"])
+
+
+def test_true_delta_reference_plays_only_fair_items_where_it_can():
+    tau = INST.tau(0.5)
+    r = simulate(
+        M.RecommenderEnv(INST, tau), A.make_policy("F-UCB (true Δ)", INST, tau), 300, 0, n_runs=3, metrics=("delta",)
+    )
+    has_fair = (INST.discrepancy <= tau).any(axis=1).all()
+    assert not has_fair or np.all(r["delta"] <= tau + 1e-12)

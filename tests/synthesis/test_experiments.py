@@ -26,7 +26,7 @@ def test_run_instance_and_judges_give_verdicts():
     res = _results()
     assert ("D-UCB-PCB", "bias=low") in res[0].runs and ("F-UCB", "tau=0.3") in res[0].runs
     table = X.cross_notion_table(res)
-    assert list(table.index) == ["D-UCB", "F-UCB", "D-UCB-PCB", "F-UCB-PCB", "FairX-UCB", "FairX-TS"]
+    assert list(table.index) == ["D-UCB", "F-UCB", "D-UCB-PCB", "F-UCB-PCB", "FairX-UCB", "FairX-TS", "F-UCB (true Δ)"]
     for v in (
         X.judge_h1(res, 0.5, [0.3]),
         X.judge_h2(res, 0.5, [0.3], 10.0, [3.0]),
