@@ -45,12 +45,16 @@ __all__ = [
     "CellFairUCB",
     "CellTrueDeltaUCB",
     "ContextFree",
+    "BoundedFairXUCB",
+    "PCB_PAIRS",
     "make_policy",
     "POLICIES",
 ]
 
 #: the policies of the chapter, in the order of the tables
-POLICIES = ("D-UCB", "F-UCB", "D-UCB-PCB", "F-UCB-PCB", "FairX-UCB", "FairX-TS", "F-UCB (true Δ)")
+POLICIES = ("D-UCB", "F-UCB", "D-UCB-PCB", "F-UCB-PCB", "FairX-UCB", "FairX-UCB-PCB", "FairX-TS", "F-UCB (true Δ)")
+#: the learners the PCB-style bounds apply to (a per-item optimistic index), with their clipped version
+PCB_PAIRS = {"D-UCB": "D-UCB-PCB", "F-UCB": "F-UCB-PCB", "FairX-UCB": "FairX-UCB-PCB"}
 
 
 def cell_decomposition(inst: M.Instance) -> CellDecomposition:
@@ -159,6 +163,35 @@ class CellTrueDeltaUCB(_Clipped, TrueDeltaFairUCB):
         self._setup_bounds(None, None)
 
 
+class BoundedFairXUCB(FairXUCB):
+    """FairX-UCB with its confidence box on the context-free means ``μ̄_k`` clipped into each run's
+    sound bound on ``μ̄_k = Σ_o P(o) μ_k(o)``, i.e. ``[Σ_o P(o) L_k(o), Σ_o P(o) U_k(o)]`` (the
+    PCB-style clipping applied to FairX-UCB's optimistic step; the empirical mean is clipped too,
+    as the projected-gradient step starts from it).
+
+    Parameters
+    ----------
+    lower, upper : ndarray, shape (n_total_runs, n_items)
+        The bounds on ``μ̄_k`` of every run index.
+    """
+
+    def __init__(self, merit, w0, n_arms: int, lower, upper):
+        super().__init__(merit, w0, n_arms)
+        self._lower_in, self._upper_in = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+
+    def _reset_extra(self, streams: RunStreams) -> None:
+        super()._reset_extra(streams)
+        runs = np.asarray(streams.runs)
+        self.lower, self.upper = self._lower_in[runs][:, None, :], self._upper_in[runs][:, None, :]
+
+    def confidence_box(self, pool=None):
+        if pool is not None:
+            raise ValueError("BoundedFairXUCB has bounds for the full item set only")
+        mean, lower, upper = super().confidence_box(pool)
+        lo, hi = self.lower, self.upper
+        return np.clip(mean, lo, hi), np.clip(lower, lo, hi), np.clip(upper, lo, hi)
+
+
 class ContextFree:
     """A FairX multi-armed policy with one configuration, on the contextual recommender: it ignores
     the context; arms and deployed policy lose the configuration axis."""
@@ -210,6 +243,10 @@ def make_policy(
         return CellTrueDeltaUCB(dec, inst.discrepancy, tau, name=name, **knobs)
     if name == "FairX-UCB":
         return ContextFree(FairXUCB(ExpMerit(merit_c), w0, M.N_ITEMS), name)
+    if name == "FairX-UCB-PCB":
+        p = inst.context_probs
+        lo_bar, hi_bar = np.einsum("rck,c->rk", lower, p), np.einsum("rck,c->rk", upper, p)
+        return ContextFree(BoundedFairXUCB(ExpMerit(merit_c), w0, M.N_ITEMS, lo_bar, hi_bar), name)
     if name == "FairX-TS":
         return ContextFree(FairXTS(ExpMerit(merit_c), prior_sd, reward_sd, M.N_ITEMS), name)
     raise ValueError(f"unknown policy {name!r}; known: {POLICIES}")

@@ -152,6 +152,9 @@ def run_instance(
             res.runs[(name, setting)] = s
             if setting == "main":
                 res.delta[name] = r["delta"]
+        lo, hi = bounds[main_bias]
+        r, s = run(A.make_policy("FairX-UCB-PCB", inst, tau, merit_c=c, w0=w0, lower=lo, upper=hi), tau, c)
+        res.runs[("FairX-UCB-PCB", setting)] = s
     for q, t_q in taus.items():
         r, s = run(A.make_policy("F-UCB (true Δ)", inst, t_q), t_q, merit_c)
         res.runs[("F-UCB (true Δ)", "main" if q == tau_quantile else f"tau={q:g}")] = s
@@ -260,14 +263,16 @@ H3_CRITERION = (
 
 
 def judge_h3(results, tau_quantile, tau_alternatives) -> Verdict:
+    """Over every (instance, learner) pair of :data:`~.algorithms.PCB_PAIRS`; only F-UCB depends on
+    τ, so the alternatives change its pairs only."""
+
     def at(s):
         parts = {}
         for r in results:
-            for plain in ("D-UCB", "F-UCB"):
+            for plain, clipped in A.PCB_PAIRS.items():
+                setting = s if plain == "F-UCB" else "main"
                 parts[f"{r.instance.name}, {plain}"] = checks.check_paired_lower(
-                    r.get(plain + "-PCB", s if plain == "F-UCB" else "main"),
-                    r.get(plain, s if plain == "F-UCB" else "main"),
-                    (plain + "-PCB", plain),
+                    r.get(clipped, setting), r.get(plain, setting), (clipped, plain)
                 )
         return checks.check_instances(parts, H3_CRITERION)
 

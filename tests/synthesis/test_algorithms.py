@@ -72,3 +72,13 @@ def test_true_delta_reference_plays_only_fair_items_where_it_can():
     )
     has_fair = (INST.discrepancy <= tau).any(axis=1).all()
     assert not has_fair or np.all(r["delta"] <= tau + 1e-12)
+
+
+def test_bounded_fairx_box_stays_inside_the_bounds():
+    lo = np.full((2, 4, 4), 0.3)
+    hi = np.full((2, 4, 4), 0.5)
+    pol = A.make_policy("FairX-UCB-PCB", INST, INST.tau(0.5), lower=lo, upper=hi)
+    pol.reset(RunStreams(0, [0, 1]).child("policy/"))
+    pol.inner.counts[:] = 1.0
+    mean, lower, upper = pol.inner.confidence_box()
+    assert np.all((lower >= 0.3 - 1e-12) & (upper <= 0.5 + 1e-12) & (lower <= upper))
