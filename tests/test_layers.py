@@ -4,7 +4,10 @@ The rule (``ARCHITECTURE.md``):
 
 - ``causalbandits_lib.core`` imports nothing else of the library;
 - a chapter package imports ``core`` and itself only (no other chapter, nothing from ``book``);
-- ``causalbandits_lib.book`` may import everything; nothing outside it imports it;
+- the synthesis chapter (:data:`SYNTHESIS`) sits above the paper chapters: it imports ``core``, any
+  paper chapter and itself (never ``book``), and nothing else of the library imports it, ``book``
+  included;
+- ``causalbandits_lib.book`` may import everything else; nothing outside it imports it;
 - no private name (``_x``) is imported from another module;
 - every chapter has the same anatomy.
 """
@@ -22,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "causalbandits_lib"
 LIB = ROOT / PACKAGE
 ANATOMY = ("model", "algorithms", "theory", "experiments", "figures", "registry")
+#: The chapters above the paper chapters: they may import the paper chapters, and nothing imports them.
+SYNTHESIS = ("synthesis",)
 
 
 def _module_name(path: Path) -> str:
@@ -66,7 +71,7 @@ SOURCES = sorted(LIB.rglob("*.py"))
 
 
 def test_there_are_chapters_and_sources():
-    assert {"primer", "fucb", "bestfair", "cclb", "pcb", "fairx"} <= set(_chapters())
+    assert {"primer", "fucb", "bestfair", "cclb", "pcb", "fairx", *SYNTHESIS} <= set(_chapters())
     assert len(SOURCES) > 50
 
 
@@ -77,11 +82,15 @@ def test_import_rule(path):
     for module, names, line in _imports(path):
         target = _layer(module)
         where = f"{path.relative_to(ROOT)}:{line} imports {module}"
+        if target in SYNTHESIS and layer != target:
+            raise AssertionError(f"{where}: nothing imports the synthesis chapter, which sits above the others")
         if layer == "core":
             assert target == "core", f"{where}: the core imports nothing but the core"
         elif layer == "book" or layer == "":
             continue
-        else:  # a chapter
+        elif layer in SYNTHESIS:
+            assert target != "book", f"{where}: the synthesis chapter imports core, the paper chapters and itself"
+        else:  # a paper chapter
             assert target in ("core", layer), f"{where}: a chapter imports only core and itself"
 
 
@@ -110,6 +119,27 @@ def test_the_rule_catches_a_violation(tmp_path):
             test_no_private_name_crosses_a_module(fake)
     finally:
         fake.unlink()
+
+
+def test_the_rule_keeps_synthesis_on_top():
+    """A paper chapter or the book importing the synthesis chapter is reported; the synthesis
+    chapter importing a paper chapter is allowed, importing the book is not."""
+    probes = {
+        LIB / "fucb" / "_layering_probe.py": ("from ..synthesis import model\n", "nothing imports the synthesis"),
+        LIB / "book" / "_layering_probe.py": ("from ..synthesis import model\n", "nothing imports the synthesis"),
+        LIB / "synthesis" / "_layering_probe.py": ("from ..book import records\n", "the synthesis chapter imports"),
+    }
+    allowed = LIB / "synthesis" / "_layering_probe_ok.py"
+    try:
+        for fake, (source, message) in probes.items():
+            fake.write_text(source)
+            with pytest.raises(AssertionError, match=message):
+                test_import_rule(fake)
+        allowed.write_text("from ..fucb import model\nfrom ..pcb import estimators\n")
+        test_import_rule(allowed)
+    finally:
+        for fake in [*probes, allowed]:
+            fake.unlink(missing_ok=True)
 
 
 def test_importing_the_core_loads_no_plotting_or_notebook_machinery():

@@ -1,0 +1,48 @@
+"""The chapter's (environment, policy) pairs, for the conformance test.
+
+One fixed instance (the first of the generator with the notebooks' seed 0), the threshold at the
+median discrepancy, and every policy of :data:`~.algorithms.POLICIES`; the ``-PCB`` ones with
+bounds from offline logs drawn for the conformance runs (medium bias).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.registry import BanditEntry
+from . import algorithms as A
+from . import model as M
+
+__all__ = ["ENTRIES", "METRICS"]
+
+#: the per-round values the conformance check compares
+METRICS = ("regret", "reward", "delta", "violation_pos", "cf_unfair", "exposure")
+_SEED = 11
+_RUNS = 8  # bounds for the run indices the conformance check uses (it simulates at most 4 runs)
+
+
+def _instance() -> M.Instance:
+    return M.instances(np.random.SeedSequence(0), 1)[0]
+
+
+def _bounds():
+    inst = _instance()
+    counts = M.offline_counts(inst, 1.0, 0.1, 5000, _SEED, range(_RUNS))
+    return A.sound_bounds(counts)
+
+
+def _entry(name: str) -> BanditEntry:
+    def make_env():
+        inst = _instance()
+        return M.RecommenderEnv(inst, inst.tau(0.5))
+
+    def make_policy():
+        inst = _instance()
+        lo, hi = _bounds() if name.endswith("PCB") else (None, None)
+        return A.make_policy(name, inst, inst.tau(0.5), lower=lo, upper=hi)
+
+    key = name.lower().replace("-", "_").replace(" (true δ)", "_true_delta")
+    return BanditEntry(f"synthesis.{key}", make_env, make_policy, T=120, n_runs=4, metrics=METRICS, seed=_SEED)
+
+
+ENTRIES = [_entry(name) for name in A.POLICIES]
