@@ -645,12 +645,13 @@ def with_sensitivity(main: Verdict, parameter: str, chosen: Any, alternatives: M
 def check_parts(parts: Mapping[str, Verdict], criterion: str = "", ties_hold: bool = False) -> Verdict:
     """One claim made of several parts, each judged by its own check.
 
-    Reproduced when every part is; not reproduced when every part is; ``not testable here`` when
-    every part is; ``partly`` otherwise. With ``ties_hold`` (a claim that allows equality, "at or
-    below"), a part whose compared values are indistinguishable counts as holding, provided at
-    least one part holds outright (all tied: ``partly``, the runs cannot tell). The reason names
-    every part (only the failing ones when there are more than four); ``details["parts"]`` keeps
-    each part's verdict, reason and numbers.
+    Reproduced when every part is; not reproduced when every part that could be tested fails (the
+    parts not testable here do not rescue it); ``not testable here`` when every part is; ``partly``
+    otherwise. With ``ties_hold`` (a claim that allows equality, "at or below"), a part whose
+    compared values are indistinguishable counts as holding, provided at least one part holds
+    outright (all tied: ``partly``, the runs cannot tell). The reason names every part (only the
+    failing ones when there are more than four); ``details["parts"]`` keeps each part's verdict,
+    reason and numbers.
     """
     if not parts:
         raise ValueError("check_parts needs at least one part")
@@ -674,7 +675,7 @@ def check_parts(parts: Mapping[str, Verdict], criterion: str = "", ties_hold: bo
         return Verdict("reproduced", reason, rule, details)
     if not failed:  # every part tied: the runs cannot tell
         return Verdict("partly", reason, rule, details)
-    if verdicts == {"not reproduced"}:
+    if verdicts - {"not testable here"} == {"not reproduced"}:
         return Verdict("not reproduced", reason, rule, details)
     return Verdict("partly", reason, rule, details)
 

@@ -164,6 +164,12 @@ def test_parts_negation_and_one_sided_means():
     assert checks.check_parts({"x": no, "y": no}).verdict == "not reproduced"
     both = checks.check_parts({"x": yes, "y": no})
     assert both.verdict == "partly" and both.details["parts"]["y"]["verdict"] == "not reproduced"
+    # a claim whose only testable part fails is refuted; one whose testable part holds is only partly
+    untestable = checks.Verdict("not testable here", "vacuous", "r")
+    assert checks.check_parts({"x": no, "y": untestable}).verdict == "not reproduced"
+    assert checks.check_parts({"x": yes, "y": untestable}).verdict == "partly"
+    assert checks.check_parts({"x": yes, "y": no, "z": untestable}).verdict == "partly"
+    assert checks.check_parts({"y": untestable}).verdict == "not testable here"
     assert checks.negate(yes, "not at most sqrt").verdict == "not reproduced"
     assert checks.negate(checks.Verdict("partly", "c", "r"), "s").verdict == "partly"
     assert checks.check_mean_above([3.0, 3.1, 2.9], 2.0).verdict == "reproduced"
