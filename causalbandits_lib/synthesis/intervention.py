@@ -135,7 +135,8 @@ def rule_scores(inst: M.Instance, policy: np.ndarray, tau: float, c: float, T: i
 @dataclass
 class CSRResult:
     """One CSR variant on one instance: each run's answer, whether it is the exact best fair rule,
-    and the expected scores of the rule it deploys (``scores[score]``, one value per run)."""
+    and the expected scores of the rule it deploys (``scores[score]``, one value per run: the
+    :func:`rule_scores` and ``gap``, the deployed rule's exact ``|ζ|``)."""
 
     algorithm: str
     instance: str
@@ -164,6 +165,10 @@ def run_csr(
     uniform = np.full(M.N_ITEMS, 1.0 / M.N_ITEMS)
     per_rule = {k: rule_scores(inst, rules[k], tau, c, T) for k in range(M.N_ITEMS)}
     per_rule[NO_FAIR_ARM] = rule_scores(inst, uniform, tau, c, T)
+    gaps = {k: float(abs(rules[k] @ signed_gaps(inst))) for k in range(M.N_ITEMS)}
+    gaps[NO_FAIR_ARM] = float(abs(uniform @ signed_gaps(inst)))
+    for k, g in gaps.items():
+        per_rule[k]["gap"] = g
     chosen = np.asarray(res.chosen, dtype=int)
     scores = {s: np.array([per_rule[int(k)][s] for k in chosen]) for s in per_rule[NO_FAIR_ARM]}
     return CSRResult(algorithm, inst.name, best, chosen, (chosen == best).astype(float), scores, seconds)

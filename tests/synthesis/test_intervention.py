@@ -78,6 +78,10 @@ def test_run_csr_scores_each_runs_deployed_rule():
         pol = rules[k] if k != NO_FAIR_ARM else np.full(M.N_ITEMS, 0.25)
         assert reg == pytest.approx(I.rule_scores(inst, pol, tau, 10.0, 500)["regret"])
     assert np.array_equal(r.correct, (r.chosen == r.best).astype(float))
+    g = I.signed_gaps(inst)
+    for k, gap in zip(r.chosen, r.scores["gap"]):
+        pol = rules[k] if k != NO_FAIR_ARM else np.full(M.N_ITEMS, 0.25)
+        assert gap == pytest.approx(abs(pol @ g))
     rows = I.csr_rows([r])
     assert rows["CSR-V1 (deployed rule)"]["identification_error"] == pytest.approx(r.error_rate)
 
