@@ -21,8 +21,8 @@ FairX fairness regret of every policy.
 
 Left out, with the reason in the chapter's report: CCLB / ε-CCLB (its learner is written for its own
 environment: a fixed feature dimension, eight context codes and candidates on a segment in its
-optimistic step), and CSR (the bestfair chapter's identification needs soft interventions on a
-node with a binary sensitive root and three pull kinds; the adapter was not built in the time).
+optimistic step). CSR (the bestfair chapter's fixed-budget identification) is not a per-round
+learner; its adapter is :mod:`.intervention`.
 """
 
 from __future__ import annotations
