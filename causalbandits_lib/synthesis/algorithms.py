@@ -19,10 +19,12 @@ Every adapter exposes the distribution it deployed in the round as the diagnosti
 (one-hot on the chosen item for the deterministic learners), from which the experiments compute the
 FairX fairness regret of every policy.
 
-Left out, with the reason in the chapter's report: CCLB / ε-CCLB (its learner is written for its own
-environment: a fixed feature dimension, eight context codes and candidates on a segment in its
-optimistic step). CSR (the bestfair chapter's fixed-budget identification) is not a per-round
-learner; its adapter is :mod:`.intervention`.
+- **CCLB** and **ε-CCLB** (cclb): the chapter's
+  :class:`~causalbandits_lib.cclb.algorithms.CCLB` on one-hot features of the (context, item) cells,
+  the logistic-link form of the same reward (:mod:`.logistic`, which says what is ours).
+
+CSR (the bestfair chapter's fixed-budget identification) is not a per-round learner; its adapter
+is :mod:`.intervention`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ..fucb.algorithms import DecomposedUCB, FairUCB, IdentifiedDiscrepancy, Tru
 from ..fucb.model import CellDecomposition
 from ..pcb.estimators import conditioning_bounds
 from . import model as M
+from .logistic import CellCCLB, LogisticView, cclb_knobs
 
 __all__ = [
     "cell_decomposition",
@@ -52,7 +55,18 @@ __all__ = [
 ]
 
 #: the policies of the chapter, in the order of the tables
-POLICIES = ("D-UCB", "F-UCB", "D-UCB-PCB", "F-UCB-PCB", "FairX-UCB", "FairX-UCB-PCB", "FairX-TS", "F-UCB (true Δ)")
+POLICIES = (
+    "D-UCB",
+    "F-UCB",
+    "D-UCB-PCB",
+    "F-UCB-PCB",
+    "FairX-UCB",
+    "FairX-UCB-PCB",
+    "FairX-TS",
+    "F-UCB (true Δ)",
+    "CCLB",
+    "ε-CCLB",
+)
 #: the learners the PCB-style bounds apply to (a per-item optimistic index), with their clipped version
 PCB_PAIRS = {"D-UCB": "D-UCB-PCB", "F-UCB": "F-UCB-PCB", "FairX-UCB": "FairX-UCB-PCB"}
 
@@ -225,12 +239,22 @@ def make_policy(
     reward_sd: float = 0.5,
     lower=None,
     upper=None,
+    horizon: int | None = None,
+    eps_fraction: float = 0.5,
 ):
-    """One policy of :data:`POLICIES` for an instance (the ``-PCB`` ones need ``lower``/``upper``).
+    """One policy of :data:`POLICIES` for an instance (the ``-PCB`` ones need ``lower``/``upper``,
+    CCLB and ε-CCLB their ``horizon`` T).
 
     D-UCB and F-UCB take the fucb chapter's defaults (the printed radius of Eq. 12, the fallback
-    to the smallest ``UCB_Δ``) except random tie-breaking (ours).
+    to the smallest ``UCB_Δ``) except random tie-breaking (ours). CCLB and ε-CCLB take the cclb
+    chapter's defaults with our ``S``, ``ρ`` and ``ε`` (:func:`~.logistic.cclb_knobs`).
     """
+    if name in ("CCLB", "ε-CCLB"):
+        if horizon is None:
+            raise ValueError(f"{name} needs its horizon T (horizon=None given)")
+        knobs = cclb_knobs(inst, tau, eps_fraction)
+        eps = knobs["eps"] if name == "ε-CCLB" else 0.0
+        return LogisticView(CellCCLB(horizon, tau=tau, S=knobs["S"], rho=knobs["rho"], eps=eps, loss_bins=0), name)
     dec = cell_decomposition(inst)
     knobs = {"tie_break": "random"}
     if name in ("D-UCB", "D-UCB-PCB"):

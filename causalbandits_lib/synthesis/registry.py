@@ -39,7 +39,7 @@ def _entry(name: str) -> BanditEntry:
     def make_policy():
         inst = _instance()
         lo, hi = _bounds() if name.endswith("PCB") else (None, None)
-        return A.make_policy(name, inst, inst.tau(0.5), lower=lo, upper=hi)
+        return A.make_policy(name, inst, inst.tau(0.5), lower=lo, upper=hi, horizon=120)
 
     key = name.lower().replace("-", "_").replace(" (true δ)", "_true_delta")
     return BanditEntry(f"synthesis.{key}", make_env, make_policy, T=120, n_runs=4, metrics=METRICS, seed=_SEED)

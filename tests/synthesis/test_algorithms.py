@@ -49,7 +49,7 @@ def test_every_policy_runs_and_reports_its_exposure():
     tau = INST.tau(0.5)
     lo, hi = np.zeros((3, 4, 4)), np.ones((3, 4, 4))
     for name in A.POLICIES:
-        pol = A.make_policy(name, INST, tau, lower=lo, upper=hi)
+        pol = A.make_policy(name, INST, tau, lower=lo, upper=hi, horizon=50)
         r = simulate(M.RecommenderEnv(INST, tau), pol, 50, 0, n_runs=3, metrics=("regret", "exposure"))
         assert r["exposure"].shape == (3, 50, 4)
         assert np.allclose(r["exposure"].sum(axis=-1), 1.0)
