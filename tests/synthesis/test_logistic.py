@@ -126,5 +126,10 @@ def test_h5_judges_cclb_when_it_ran_and_can_fail():
     v = X.judge_h5(res, 0.5, [0.3], 10.0, [3.0])
     assert v.verdict in ("partly", "not reproduced")
     assert "CCLB < F-UCB" in v.reason
+    # CCLB ran at our τ only: τ is left to the sensitivity sweep (no in-notebook comparison over τ,
+    # neither a dependence nor a robustness), while merit_c is compared as before
+    for field in ("sensitive_to", "robust_to"):
+        assert "tau_quantile" not in v.details.get(field, {})
+    assert "merit_c" in {**v.details.get("sensitive_to", {}), **v.details.get("robust_to", {})}
     with pytest.raises(ValueError, match="cclb_runs=5"):
         X.run_instance(insts[0], 50, 4, 0, 0.5, [], 10.0, [], levels, "medium", 3000, cclb_runs=5)
