@@ -28,6 +28,7 @@ What is the cclb chapter's and what is ours:
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from ..cclb.algorithms import CCLB
 from ..cclb.confidence import LogisticData
@@ -61,7 +62,7 @@ class CellData(LogisticData):
         single = theta.ndim == 2
         th = theta[:, None, :] if single else theta
         w = self.weights[:, None, :]
-        p = 1.0 / (1.0 + np.exp(-th))
+        p = expit(th)
         grad = w * p - self.b[:, None, :]
         hess = (w * p * (1.0 - p))[..., None] * np.eye(th.shape[-1])
         loss = self._loss(th) if with_loss else None
