@@ -20,7 +20,8 @@ import numpy as np
 from ..core.streams import RunStreams
 from .features import raw_features
 from .generator import RoundGenerator, RoundStream
-from .oracle import best_feasible, mixture_lp_value
+from .kernels import mixture_lp_values
+from .oracle import best_feasible
 
 __all__ = ["FairContext", "FairLogisticBandit"]
 
@@ -115,7 +116,7 @@ class FairLogisticBandit:
             "reward": r,
             "size": np.abs(e),
             "best": best["value"],
-            "lp": mixture_lp_value(r, e, tau),
+            "lp": mixture_lp_values(r, e, self._taus),
             "unconstrained": r.max(axis=-1),
             "code": np.stack([4 * p.a + 2 * p.w + p.m for p in parts]).astype(np.int64)[inv],
             "raw": np.stack([raw_features(p.a, p.w, p.m, p.d) for p in parts])[inv],

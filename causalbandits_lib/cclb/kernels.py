@@ -10,16 +10,20 @@ the chord and half-space bounds, the extra solves) and ``"quadratic"`` on the bi
 (:class:`~.history.BinnedHistory`, ``loss_bins > 0``) with either feature map. It does not cover
 the ``"exact"`` mode (cvxpy), the raw-observation loss (``loss_bins = 0``), GLM-UCB, or subclasses.
 
-The numpy classes stay the readable reference; the kernel repeats their arithmetic operation for
-operation. The order of every sum is numpy's on this build, found by experiment and pinned by
-the tests: ``np.sum`` over the four coordinates is sequential, a 4-term ``einsum`` over a
-contiguous axis adds its products in pairs ``(p0 + p2) + (p1 + p3)`` (SSE lanes) or sequentially
-(strided), the gradient's ``einsum`` over the pseudo-points runs two SSE lanes unrolled four
-times in reverse, the long row sums are numpy's pairwise sums
-(:func:`~causalbandits_lib.core.kernels.pairwise_sum`); the Gram matrices call BLAS ``dgemm``
-and the eigendecompositions call LAPACK ``dsyevd`` as numpy does (scipy's, through its address). ``expit``, ``log1p``
-and ``logaddexp`` call the C library as scipy and numpy do. The two paths then agree bit for bit
-(the tests compare them); the registry's conformance check allows 1e-9 relative.
+The numpy classes stay the readable reference; the kernel takes the same steps on the same random
+streams, and its decisions are the numpy path's (the tests compare actions, rewards and regrets
+exactly, and the estimates within 1e-9). It does not repeat numpy's arithmetic bit for bit, which
+it did until issue 17's last step (the README gives the speed gained): the loss's passes run over
+each run's pseudo-points of positive weight only, compacted once a round (:func:`_compact`), in
+their order, with an exp and a log written out in arithmetic (:func:`fast_exp`, :func:`fast_log`,
+within 1 and 2 ulp of the C library's) so that the compiler can inline and vectorise them; the
+Hessian's ten distinct entries are summed once each; the 4 x 4 eigendecompositions are cyclic
+Jacobi rotations (:func:`_jacobi4`) instead of LAPACK's ``dsyevd``; no scratch is allocated per
+call. The last bits of the estimates therefore differ from numpy's (about 1e-14), and over
+thousands of rounds a near-tie can be broken the other way, after which the two paths follow
+different but equally valid trajectories; the records are computed by the kernel. Its numbers do
+not depend on numpy's or BLAS's build, only on the C library's ``exp`` and ``log1p`` in the line
+search and the choice's scores.
 
 A run does not depend on its neighbours, bit for bit (``tests/cclb/test_kernels.py`` runs R runs
 at once and each alone): a support point starts Newton's iteration on ``s`` from its own slot's
@@ -37,12 +41,12 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.extending import get_cython_function_address, intrinsic
+from numba.extending import intrinsic
 
-from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, pairwise_sum
+from ..core.kernels import argmax_ties_row, np_maximum, np_minimum
 from .confidence import beta_squared
 
-__all__ = ["OFULogKernel", "kernel_for", "numpy_matches", "fma_gram_matches", "lapack_workspace"]
+__all__ = ["OFULogKernel", "kernel_for", "fast_exp", "fast_log", "mixture_lp_values"]
 
 UNIT_NORM, HALF_SCALED = 0, 1
 FEATURE_CODES = {"unit_norm": UNIT_NORM, "half_scaled": HALF_SCALED}
@@ -60,6 +64,9 @@ FEEDBACK = (
 )
 DIAGNOSTICS = ("dual", "estimated_violation", "optimistic_value")
 LOG2 = 0.693147180559945309417232121458176568  # numpy's NPY_LOGE2
+#: Rows (of four numbers) of the scratch that :func:`_mle` and :func:`_support_points` take
+#: (their own vectors, then their callees'), allocated once per block instead of once per call.
+MLE_ROWS, SUPPORT_ROWS = 21, 29
 
 
 # ---------------------------------------------------------------------------- numpy's sums of four
@@ -107,146 +114,159 @@ def _from_eig_seq(V, v, out):
         out[i] = _seq4(V[i, 0] * v[0], V[i, 1] * v[1], V[i, 2] * v[2], V[i, 3] * v[3])
 
 
-@njit(cache=True, error_model="numpy")
-def _sse_dot(x, y, n):
-    """``einsum`` of two contiguous rows of even length ``n`` into one number: two SSE lanes,
-    eight products a step added in reverse order, then the lanes added."""
-    a0, a1 = 0.0, 0.0
-    i = 0
-    while n - i >= 8:
-        a0 = x[i + 6] * y[i + 6] + a0
-        a1 = x[i + 7] * y[i + 7] + a1
-        a0 = x[i + 4] * y[i + 4] + a0
-        a1 = x[i + 5] * y[i + 5] + a1
-        a0 = x[i + 2] * y[i + 2] + a0
-        a1 = x[i + 3] * y[i + 3] + a1
-        a0 = x[i] * y[i] + a0
-        a1 = x[i + 1] * y[i + 1] + a1
-        i += 8
-    while i < n:
-        a0 = x[i] * y[i] + a0
-        if i + 1 < n:
-            a1 = x[i + 1] * y[i + 1] + a1
-        i += 2
-    return a0 + a1
-
-
 @njit(cache=True, error_model="numpy", inline="always")
 def _expit(z):
     return 1.0 / (1.0 + math.exp(-z))
 
 
+# ---------------------------------------------------------------------------- exp and log in the loss
+# The loss pass over the pseudo-points calls exp and log once per point, and the C library's calls
+# were half of its time. These two are written out in arithmetic the compiler can inline: exp
+# within 1 ulp and log within 2 ulp of the C library's (tests/cclb/test_kernels.py measures both
+# on a million arguments).
 @intrinsic
-def _fma(typingctx, a, b, c):
-    """``a * b + c`` rounded once (LLVM's ``fma``), as OpenBLAS's dgemm kernels accumulate."""
-    sig = types.float64(types.float64, types.float64, types.float64)
+def _as_float(typingctx, i):
+    """The 64 bits of an integer read as a double."""
+    sig = types.float64(types.int64)
 
     def codegen(context, builder, signature, args):
-        d = ir.DoubleType()
-        fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
-        return builder.call(fn, args)
+        return builder.bitcast(args[0], ir.DoubleType())
 
     return sig, codegen
 
 
+@intrinsic
+def _as_int(typingctx, x):
+    """The 64 bits of a double read as an integer."""
+    sig = types.int64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return sig, codegen
+
+
+_ROUNDER = 6755399441055744.0  # 1.5 * 2**52: adding it rounds to an integer held in the low bits
+_INV_LN2 = 1.4426950408889634
+_LN2_HI = 0.6931471803691238  # ln 2 = _LN2_HI + _LN2_LO, _LN2_HI with trailing zero bits
+_LN2_LO = 1.9082149292705877e-10
+#: Taylor coefficients of exp, 1/13! down to 1/0!; of atanh(f)/f - 1 in f**2, 1/23 down to 1/3.
+_EXP_TAYLOR = tuple(1.0 / math.factorial(k) for k in range(13, -1, -1))
+_ATANH_SERIES = tuple(1.0 / k for k in range(23, 1, -2))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _horner(coefficients, x):
+    p = 0.0
+    for c in coefficients:
+        p = p * x + c
+    return p
+
+
 @njit(cache=True, error_model="numpy")
-def _gram_fma(Xv, X, w, out):
-    """``Xv @ X.T`` (4 x 4) as OpenBLAS computes it for up to 256 pseudo-points on this machine (one
-    fused multiply-add chain per entry, in order; :func:`fma_gram_matches` checks it before use).
-    Points of weight zero add exact zeros and are skipped."""
-    h00 = h01 = h02 = h03 = h10 = h11 = h12 = h13 = h20 = h21 = h22 = h23 = h30 = h31 = h32 = h33 = 0.0
-    for p in range(X.shape[1]):
-        if w[p] == 0.0:
-            continue
-        a0, a1, a2, a3 = Xv[0, p], Xv[1, p], Xv[2, p], Xv[3, p]
-        b0, b1, b2, b3 = X[0, p], X[1, p], X[2, p], X[3, p]
-        h00, h01, h02, h03 = _fma(a0, b0, h00), _fma(a0, b1, h01), _fma(a0, b2, h02), _fma(a0, b3, h03)
-        h10, h11, h12, h13 = _fma(a1, b0, h10), _fma(a1, b1, h11), _fma(a1, b2, h12), _fma(a1, b3, h13)
-        h20, h21, h22, h23 = _fma(a2, b0, h20), _fma(a2, b1, h21), _fma(a2, b2, h22), _fma(a2, b3, h23)
-        h30, h31, h32, h33 = _fma(a3, b0, h30), _fma(a3, b1, h31), _fma(a3, b2, h32), _fma(a3, b3, h33)
-    out[0, 0] = h00
-    out[0, 1] = h01
-    out[0, 2] = h02
-    out[0, 3] = h03
-    out[1, 0] = h10
-    out[1, 1] = h11
-    out[1, 2] = h12
-    out[1, 3] = h13
-    out[2, 0] = h20
-    out[2, 1] = h21
-    out[2, 2] = h22
-    out[2, 3] = h23
-    out[3, 0] = h30
-    out[3, 1] = h31
-    out[3, 2] = h32
-    out[3, 3] = h33
+def fast_exp(x):
+    """``exp(x)`` as ``2**n * exp(r)``, ``n`` the integer nearest ``x / ln 2`` and ``|r| <= ln(2)/2``,
+    ``exp(r)`` by its Taylor polynomial to degree 13 (remainder below 2e-16 relative). Arguments
+    are clipped to [-708, 709] (the loss never comes near: ``|z| <= S``)."""
+    x = min(max(x, -708.0), 709.0)
+    t = x * _INV_LN2 + _ROUNDER
+    n = t - _ROUNDER
+    r = (x - n * _LN2_HI) - n * _LN2_LO
+    return _horner(_EXP_TAYLOR, r) * _as_float((_as_int(t) + 1023) << 52)
 
 
-def fma_gram_matches(P: int) -> bool:
-    """Whether :func:`_gram_fma` gives numpy's ``matmul`` bit for bit for ``P`` pseudo-points
-    (checked on random numbers; otherwise the kernel calls BLAS itself, as numpy does)."""
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        X = rng.normal(size=(4, P))
-        Xv = X * rng.random(P)
-        out = np.empty((4, 4))
-        _gram_fma(Xv, X, np.ones(P), out)
-        if not np.array_equal(out, Xv @ X.T):
-            return False
-    return True
+@njit(cache=True, error_model="numpy")
+def fast_log(q):
+    """``log(q)`` for a positive normal ``q = m 2**k`` with ``m`` in [sqrt(1/2), sqrt(2)): ``k ln 2 +
+    2 atanh(f)``, ``f = (m - 1) / (m + 1)``, the odd series of ``atanh`` to ``f**23`` (``|f| <= 0.172``)."""
+    bits = _as_int(q)
+    k = (bits >> 52) - 1023
+    m = _as_float((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000)
+    big = m > 1.4142135623730951
+    m = 0.5 * m if big else m
+    k = k + 1 if big else k
+    f = (m - 1.0) / (m + 1.0)
+    f2 = f * f
+    s = _horner(_ATANH_SERIES, f2) * f2 * f
+    kf = float(k)
+    return kf * _LN2_HI + (2.0 * f + (2.0 * s + kf * _LN2_LO))
 
 
 # ---------------------------------------------------------------------------- the loss of the binned data
 @njit(cache=True, error_model="numpy")
-def _evaluate(X, XT, w, b, th, with_loss, grad, wp, Xv, lw, gram, use_fma):
-    """:meth:`~.confidence.LogisticData.evaluate` at one point: the loss (if ``with_loss``) is
-    returned, the gradient written to ``grad`` and the Hessian returned. Pseudo-points of weight
-    zero have zero features and add exact zeros: their logistic values are not computed."""
-    P = X.shape[1]
-    t0, t1, t2, t3 = th[0], th[1], th[2], th[3]
-    for p in range(P):
-        wt = w[p]
-        if wt == 0.0:
-            wp[p] = 0.0
-            Xv[0, p] = 0.0
-            Xv[1, p] = 0.0
-            Xv[2, p] = 0.0
-            Xv[3, p] = 0.0
-            lw[p] = 0.0
-            continue
-        z = ((t0 * X[0, p] + t1 * X[1, p]) + t2 * X[2, p]) + t3 * X[3, p]
-        pp = _expit(z)
-        a = wt * pp
-        wp[p] = a
-        v = a * (1.0 - pp)
-        for k in range(4):
-            Xv[k, p] = X[k, p] * v
-        if with_loss:
-            sp = z if z > 30.0 else -math.log1p(-pp)
-            lw[p] = wt * sp
-    for k in range(4):
-        grad[k] = _sse_dot(X[k], wp, P) - b[k]
-    if use_fma:
-        _gram_fma(Xv, X, w, gram)
-        hess = gram
-    else:
-        hess = np.dot(Xv, XT)
-    loss = 0.0
-    if with_loss:
-        loss = pairwise_sum(lw, 0, P) - _dot_pair(th, b)
-    return loss, hess
+def _compact(X, w, Xc, wc):
+    """Copy the pseudo-points of positive weight of one run (``X (4, P)``, ``w (P,)``), in their
+    order, to the front of ``Xc`` and ``wc``; returns how many there are. The loss passes below run
+    over these only (a point of weight zero adds nothing)."""
+    n = 0
+    for p in range(w.shape[0]):
+        if w[p] != 0.0:
+            for k in range(4):
+                Xc[k, n] = X[k, p]
+            wc[n] = w[p]
+            n += 1
+    return n
 
 
 @njit(cache=True, error_model="numpy")
-def _loss(X, w, b, th, lw):
-    """:meth:`~.confidence.LogisticData.loss` at one point (``logaddexp`` as numpy computes it)."""
-    P = X.shape[1]
+def _evaluate(X, w, n, b, th, grad, gram, pr, sp):
+    """:meth:`~.confidence.LogisticData.evaluate` at one point over the first ``n`` (compacted)
+    pseudo-points: the loss is returned, the gradient written to ``grad`` and the Hessian to
+    ``gram`` (also returned). A first pass computes each point's probability and softplus into
+    ``pr`` and ``sp`` (no sums, so the compiler can run it on several points at once); a second
+    adds them up in the order of the points, each entry of the symmetric Hessian once."""
     t0, t1, t2, t3 = th[0], th[1], th[2], th[3]
-    for p in range(P):
-        wt = w[p]
-        if wt == 0.0:
-            lw[p] = 0.0
-            continue
+    x0, x1, x2, x3 = X[0], X[1], X[2], X[3]
+    for p in range(n):
+        z = ((t0 * x0[p] + t1 * x1[p]) + t2 * x2[p]) + t3 * x3[p]
+        pp = 1.0 / (1.0 + fast_exp(-z))
+        pr[p] = pp
+        sp[p] = z if z > 30.0 else -fast_log(1.0 - pp)
+    g0 = g1 = g2 = g3 = 0.0
+    h00 = h01 = h02 = h03 = h11 = h12 = h13 = h22 = h23 = h33 = 0.0
+    total = 0.0
+    for p in range(n):
+        wt, pp = w[p], pr[p]
+        y0, y1, y2, y3 = x0[p], x1[p], x2[p], x3[p]
+        a = wt * pp
+        g0 += a * y0
+        g1 += a * y1
+        g2 += a * y2
+        g3 += a * y3
+        v = a * (1.0 - pp)
+        v0, v1, v2, v3 = v * y0, v * y1, v * y2, v * y3
+        h00 += v0 * y0
+        h01 += v0 * y1
+        h02 += v0 * y2
+        h03 += v0 * y3
+        h11 += v1 * y1
+        h12 += v1 * y2
+        h13 += v1 * y3
+        h22 += v2 * y2
+        h23 += v2 * y3
+        h33 += v3 * y3
+        total += wt * sp[p]
+    grad[0] = g0 - b[0]
+    grad[1] = g1 - b[1]
+    grad[2] = g2 - b[2]
+    grad[3] = g3 - b[3]
+    gram[0, 0], gram[1, 1], gram[2, 2], gram[3, 3] = h00, h11, h22, h33
+    gram[0, 1] = gram[1, 0] = h01
+    gram[0, 2] = gram[2, 0] = h02
+    gram[0, 3] = gram[3, 0] = h03
+    gram[1, 2] = gram[2, 1] = h12
+    gram[1, 3] = gram[3, 1] = h13
+    gram[2, 3] = gram[3, 2] = h23
+    return total - _dot_seq(th, b), gram
+
+
+@njit(cache=True, error_model="numpy")
+def _loss(X, w, n, b, th):
+    """:meth:`~.confidence.LogisticData.loss` at one point over the first ``n`` pseudo-points (the
+    line search's trial points; ``logaddexp`` as numpy computes it)."""
+    t0, t1, t2, t3 = th[0], th[1], th[2], th[3]
+    total = 0.0
+    for p in range(n):
         z = ((t0 * X[0, p] + t1 * X[1, p]) + t2 * X[2, p]) + t3 * X[3, p]
         if z == 0.0:
             lae = LOG2
@@ -256,69 +276,83 @@ def _loss(X, w, b, th, lw):
             lae = z + math.log1p(math.exp(-z))
         else:
             lae = -z
-        lw[p] = wt * lae
-    return pairwise_sum(lw, 0, P) - _dot_pair(th, b)
+        total += w[p] * lae
+    return total - _dot_seq(th, b)
 
 
 # ---------------------------------------------------------------------------- quadratic models
-@intrinsic
-def _call_lapack11(typingctx, addr, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11):
-    """Call the Fortran routine at address ``addr`` with eleven pointer arguments (addresses as
-    integers). The address is an argument, so the compiled code does not depend on where scipy's
-    LAPACK is loaded and can be cached."""
-    sig = types.void(addr, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)
-
-    def codegen(context, builder, signature, args):
-        ptr = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 11)
-        fn = builder.inttoptr(args[0], fnty.as_pointer())
-        builder.call(fn, [builder.inttoptr(v, ptr) for v in args[1:]])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
 @njit(cache=True, error_model="numpy")
-def _dsyevd(lap, At, w):
-    """LAPACK ``dsyevd`` (eigenvalues and eigenvectors, lower triangle) on the column-major 4 x 4
-    matrix ``At`` (a C array holding the transpose), as ``np.linalg.eigh`` calls it; the
-    eigenvectors overwrite ``At`` (``At[j]`` is the ``j``-th). ``lap`` = (address, work, iwork,
-    (n, lwork, liwork, info) as int32, b"VL"). Returns LAPACK's ``info``."""
-    addr, work, iwork, ints, chars = lap
-    c, i = chars.ctypes.data, ints.ctypes.data
-    _call_lapack11(
-        addr, c, c + 1, i, At.ctypes.data, i, w.ctypes.data, work.ctypes.data, i + 4, iwork.ctypes.data, i + 8, i + 12
-    )
-    return ints[3]
-
-
-def lapack_workspace():
-    """The ``lap`` bundle of :func:`_dsyevd`: scipy's ``dsyevd`` and workspaces of the size LAPACK asks for."""
-    addr = get_cython_function_address("scipy.linalg.cython_lapack", "dsyevd")
-    chars = np.array([ord("V"), ord("L")], dtype=np.uint8)
-    ints = np.array([4, -1, -1, 0], dtype=np.int32)
-    work, iwork = np.empty(1), np.empty(1, dtype=np.int32)
-    _dsyevd((addr, work, iwork, ints, chars), np.eye(4), np.empty(4))
-    lwork, liwork = int(work[0]), int(iwork[0])
-    ints = np.array([4, lwork, liwork, 0], dtype=np.int32)
-    return addr, np.empty(lwork), np.empty(liwork, dtype=np.int32), ints, chars
-
-
-@njit(cache=True, error_model="numpy")
-def _qmodel(theta0, grad, hess, ridge, ev, V, cb, tmp, lap):
-    """:class:`~.confidence.QuadraticModel`: eigenvalues ``ev``, eigenvectors ``V`` and the centre
-    in eigen-coordinates ``cb``. Returns False if the Hessian is not positive definite."""
-    At = np.empty((4, 4))
+def _jacobi4(a, ev, V):
+    """Eigenvalues (ascending, in ``ev``) and unit eigenvectors (the columns of ``V``) of the
+    symmetric 4 x 4 matrix ``a`` by cyclic Jacobi rotations; ``a`` is overwritten. Each rotation
+    zeroes one off-diagonal entry; sweeps repeat until every off-diagonal entry is negligible
+    against its two diagonal entries (relative 1e-18, below the rounding of a double), which takes
+    three to five sweeps. Returns False if 50 sweeps were not enough (not met in the tests)."""
     for i in range(4):
         for j in range(4):
-            At[j, i] = hess[i, j] + ridge * (1.0 if i == j else 0.0)
-    info = _dsyevd(lap, At, ev)
-    ok = info == 0
+            V[i, j] = 1.0 if i == j else 0.0
+    done = False
+    for _ in range(50):
+        done = True
+        for p in range(3):
+            for q in range(p + 1, 4):
+                apq = a[p, q]
+                if apq == 0.0:
+                    continue
+                app, aqq = a[p, p], a[q, q]
+                if abs(apq) <= 1e-18 * (abs(app) + abs(aqq)):
+                    a[p, q] = 0.0
+                    a[q, p] = 0.0
+                    continue
+                done = False
+                h = (aqq - app) / (2.0 * apq)
+                t = 1.0 / (abs(h) + math.sqrt(h * h + 1.0))  # the smaller root of t^2 + 2ht - 1
+                if h < 0:
+                    t = -t
+                c = 1.0 / math.sqrt(t * t + 1.0)
+                sn = t * c
+                g = sn / (1.0 + c)
+                a[p, p] = app - t * apq
+                a[q, q] = aqq + t * apq
+                a[p, q] = 0.0
+                a[q, p] = 0.0
+                for r in range(4):
+                    if r != p and r != q:
+                        arp, arq = a[r, p], a[r, q]
+                        a[r, p] = arp - sn * (arq + g * arp)
+                        a[p, r] = a[r, p]
+                        a[r, q] = arq + sn * (arp - g * arq)
+                        a[q, r] = a[r, q]
+                for r in range(4):
+                    vrp, vrq = V[r, p], V[r, q]
+                    V[r, p] = vrp - sn * (vrq + g * vrp)
+                    V[r, q] = vrq + sn * (vrp - g * vrq)
+        if done:
+            break
+    for i in range(4):
+        ev[i] = a[i, i]
+    for i in range(1, 4):  # insertion sort, ascending, columns along
+        j = i
+        while j > 0 and ev[j - 1] > ev[j]:
+            ev[j - 1], ev[j] = ev[j], ev[j - 1]
+            for r in range(4):
+                V[r, j - 1], V[r, j] = V[r, j], V[r, j - 1]
+            j -= 1
+    return done
+
+
+@njit(cache=True, error_model="numpy")
+def _qmodel(theta0, grad, hess, ridge, ev, V, cb, tmp, At):
+    """:class:`~.confidence.QuadraticModel`: eigenvalues ``ev``, eigenvectors ``V`` and the centre
+    in eigen-coordinates ``cb``. Returns False if the Hessian is not positive definite. ``At`` is
+    scratch (4 x 4)."""
+    for i in range(4):
+        for j in range(4):
+            At[i, j] = hess[i, j] + ridge * (1.0 if i == j else 0.0)
+    ok = _jacobi4(At, ev, V)
     for i in range(4):
         if not ev[i] > 0:
             ok = False
-        for j in range(4):
-            V[i, j] = At[j, i]
     _to_eig(V, grad, tmp)
     _to_eig(V, theta0, cb)
     for i in range(4):
@@ -333,17 +367,16 @@ def _half_dist2(ev, cb, tb):
 
 
 @njit(cache=True, error_model="numpy")
-def _ball_minimiser(ev, cb, S, out):
-    """:func:`~.confidence.ball_minimiser` (eigen-coordinates of the model's minimiser on the ball)."""
-    b = np.empty(4)
+def _ball_minimiser(ev, cb, S, out, wk):
+    """:func:`~.confidence.ball_minimiser` (eigen-coordinates of the model's minimiser on the ball);
+    ``wk`` is scratch (3 x 4)."""
+    b, q, r = wk[0], wk[1], wk[2]
     for i in range(4):
         b[i] = ev[i] * cb[i]
     inside = math.sqrt(_dot_seq(cb, cb)) <= S
     nu = 0.0
     hi = math.sqrt(_dot_seq(b, b)) / S
     active = not inside
-    q = np.empty(4)
-    r = np.empty(4)
     for _ in range(100):
         if not active:
             break
@@ -370,28 +403,18 @@ def _ball_minimiser(ev, cb, S, out):
 
 # ---------------------------------------------------------------------------- the MLE
 @njit(cache=True, error_model="numpy")
-def _mle(
-    X, XT, w, b, theta, S, ridge, max_steps, tol, full_step_below, wp, Xv, lw, m_ev, m_V, m_cb, lap, gram, use_fma
-):
+def _mle(X, w, n, b, theta, S, ridge, max_steps, tol, full_step_below, pr, sp, m_ev, m_V, m_cb, gram, wk):
     """:func:`~.confidence.constrained_mle` for one run: ``theta`` is updated in place, the model
-    of the last step written to ``m_*``; returns the model's value at the new ``theta``."""
-    grad = np.empty(4)
-    ev = np.empty(4)
-    V = np.empty((4, 4))
-    cb = np.empty(4)
-    tmp = np.empty(4)
-    nb = np.empty(4)
-    new = np.empty(4)
-    cand = np.empty(4)
-    tb = np.empty(4)
-    gb = np.empty(4)
-    sb = np.empty(4)
+    of the last step written to ``m_*``; returns the model's value at the new ``theta``. ``wk`` is
+    scratch (:data:`MLE_ROWS` x 4)."""
+    grad, ev, cb, tmp, nb, new, cand, tb, gb, sb = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8], wk[9]
+    V, At, ball = wk[10:14], wk[14:18], wk[18:21]
     loss_model = 0.0
     for _ in range(max_steps):
-        loss, hess = _evaluate(X, XT, w, b, theta, True, grad, wp, Xv, lw, gram, use_fma)
-        if not _qmodel(theta, grad, hess, ridge, ev, V, cb, tmp, lap):
+        loss, hess = _evaluate(X, w, n, b, theta, grad, gram, pr, sp)
+        if not _qmodel(theta, grad, hess, ridge, ev, V, cb, tmp, At):
             return np.nan, False
-        _ball_minimiser(ev, cb, S, nb)
+        _ball_minimiser(ev, cb, S, nb, ball)
         _from_eig(V, nb, new)
         norm = math.sqrt(_dot_seq(new, new))
         if norm > S:
@@ -417,7 +440,7 @@ def _mle(
             alpha = 1.0
             cand[:] = new
             for _ in range(60):
-                trial = _loss(X, w, b, cand, lw)
+                trial = _loss(X, w, n, b, cand)
                 if not ((trial > loss - 1e-4 * alpha * dec) and (alpha > 1e-12)):
                     break
                 alpha = 0.5 * alpha
@@ -541,11 +564,10 @@ def _minimise(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint):
 
 
 @njit(cache=True, error_model="numpy")
-def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out):
+def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out, wk):
     """:func:`~.optimism.model_support` for one direction: returns the value and ``s``, writes the
-    maximiser to ``theta_out``."""
+    maximiser to ``theta_out``; ``wk`` is scratch (12 x 4)."""
     S2 = 1.0 / (S * S)
-    wk = np.empty((12, 4))
     a, e, ac, acc, xb, xx, xac, acc_e, xx_e = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8]
     _to_eig(V, xdir, xb)
     for i in range(4):
@@ -577,8 +599,8 @@ def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out):
 @njit(cache=True, error_model="numpy")
 def _support_points(
     X,
-    XT,
     w,
+    n,
     b,
     level,
     S,
@@ -593,31 +615,25 @@ def _support_points(
     has_hint,
     hint,
     inside,
-    wp,
-    Xv,
-    lw,
+    pr,
+    sp,
     theta_out,
     lin,
     cut_a,
-    lap,
     gram,
-    use_fma,
+    wk,
 ):
     """:func:`~.optimism.support_points` for one run and one direction. Returns the value, the
-    cut's offset and ``s``; writes the maximiser, the next linearisation point and the cut's normal."""
-    grad = np.empty(4)
-    ev = np.empty(4)
-    V = np.empty((4, 4))
-    cb = np.empty(4)
-    tmp = np.empty(4)
-    tb = np.empty(4)
-    step = np.empty(4)
+    cut's offset and ``s``; writes the maximiser, the next linearisation point and the cut's normal.
+    ``wk`` is scratch (:data:`SUPPORT_ROWS` x 4)."""
+    grad, ev, cb, tmp, tb, step = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5]
+    V, At, ball, ms = wk[6:10], wk[10:14], wk[14:17], wk[17:29]
     lin[:] = start
     value, cut_b, s = np.nan, np.nan, hint
     use_hint = has_hint
     for _ in range(iterations):
-        loss0, hess = _evaluate(X, XT, w, b, lin, True, grad, wp, Xv, lw, gram, use_fma)
-        if not _qmodel(lin, grad, hess, ridge, ev, V, cb, tmp, lap):
+        loss0, hess = _evaluate(X, w, n, b, lin, grad, gram, pr, sp)
+        if not _qmodel(lin, grad, hess, ridge, ev, V, cb, tmp, At):
             return np.nan, np.nan, np.nan, False
         _to_eig(V, lin, tb)
         radius2 = level - loss0 + _half_dist2(ev, cb, tb)
@@ -630,12 +646,12 @@ def _support_points(
                 quad = quad + step[i] * hess[i, j] * step[j]
         ok = ok or (loss0 + _dot_seq(grad, step) + 0.5 * quad <= level)
         if not ok and radius2 > 0:
-            _ball_minimiser(ev, cb, S, tb)
+            _ball_minimiser(ev, cb, S, tb, ball)
             ok = _half_dist2(ev, cb, tb) <= radius2
         if ok:
-            value, s = _model_support(ev, V, cb, radius2, S, xdir, use_hint, s, theta_out)
+            value, s = _model_support(ev, V, cb, radius2, S, xdir, use_hint, s, theta_out, ms)
         else:
-            value, s = _model_support(fb_ev, fb_V, fb_cb, fb_r2, S, xdir, use_hint, s, theta_out)
+            value, s = _model_support(fb_ev, fb_V, fb_cb, fb_r2, S, xdir, use_hint, s, theta_out, ms)
         use_hint = True
         for i in range(4):
             cut_a[i] = grad[i]
@@ -658,13 +674,11 @@ def _feasible(A, bb, th):
 
 
 @njit(cache=True, error_model="numpy")
-def _ball_halfspace(x, A, bb, S):
-    """:func:`~.optimism.ball_halfspace_support` for one candidate."""
+def _ball_halfspace(x, A, bb, S, wk):
+    """:func:`~.optimism.ball_halfspace_support` for one candidate (``wk``: scratch, 4 x 4)."""
     xn = math.sqrt(_dot_seq(x, x))
     best = -np.inf
-    th = np.empty(4)
-    ahat = np.empty(4)
-    xp = np.empty(4)
+    th, ahat, xp, tp = wk[0], wk[1], wk[2], wk[3]
     for k in range(4):
         th[k] = S * (x[k] / xn if xn > 0 else 0.0)
     if _feasible(A, bb, th):
@@ -696,7 +710,6 @@ def _ball_halfspace(x, A, bb, S):
     ax1 = _dot_pair(A[1], x)
     z0 = i00 * ax0 + i01 * ax1
     z1 = i10 * ax0 + i11 * ax1
-    tp = np.empty(4)
     for k in range(4):
         tp[k] = A[0, k] * y0 + A[1, k] * y1
         xp[k] = x[k] - (A[0, k] * z0 + A[1, k] * z1)
@@ -795,18 +808,19 @@ def _block(
     rec,
     solved,
     uncertified,
-    lap,
-    use_fma,
 ):
     """Every run through a block of rounds, in the order of the numpy path: rounds are the outer
     loop and each round is stepped in phases over all runs (a run's numbers do not depend on its
     neighbours: the phases only repeat the numpy path's order of work)."""
     R, B, K, n = x_all.shape
     P = HX.shape[2]
-    wp = np.empty(P)
-    Xv = np.empty((4, P))
-    lw = np.empty(P)
+    pr = np.empty(P)
+    sp = np.empty(P)
     gram = np.empty((4, 4))
+    # each run's pseudo-points of positive weight, compacted at the start of every round
+    Xc = np.empty((R, 4, P))
+    wc = np.empty((R, P))
+    n_pts = np.zeros(R, dtype=np.int64)
     # per-run values of the current round
     m_ev = np.empty((R, 4))
     m_V = np.empty((R, 4, 4))
@@ -840,15 +854,17 @@ def _block(
     rawp = np.empty(4)
     feat = np.empty(4)
     h = np.empty(2)
+    wk_mle = np.empty((MLE_ROWS, 4))
+    wk_sp = np.empty((SUPPORT_ROWS, 4))
+    wk_hs = np.empty((4, 4))
     status = 0
     for s in range(B):
         t = t_hist0 + s
         tracked = not (quadratic or t == 0)
         # -- phase 1, every run: the estimate, the anchors, the bounds
         for r in range(R):
-            X = HX[r]
-            XT = X.T
-            w = weights[r]
+            n_pts[r] = _compact(HX[r], weights[r], Xc[r], wc[r])
+            X, w, npt = Xc[r], wc[r], n_pts[r]
             bv = hb[r]
             th_hat = theta_hat[r]
             x = x_all[r, s]
@@ -856,8 +872,8 @@ def _block(
             code = code_all[r, s]
             loss, ok = _mle(
                 X,
-                XT,
                 w,
+                npt,
                 bv,
                 th_hat,
                 S,
@@ -865,15 +881,13 @@ def _block(
                 max_steps[s],
                 1e-10,
                 0.1,
-                wp,
-                Xv,
-                lw,
+                pr,
+                sp,
                 m_ev[r],
                 m_V[r],
                 m_cb[r],
-                lap,
                 gram,
-                use_fma,
+                wk_mle,
             )
             if not ok:
                 status = 1
@@ -883,7 +897,7 @@ def _block(
             if not tracked:
                 for k in range(K):
                     values[r, k], _ = _model_support(
-                        m_ev[r], m_V[r], m_cb[r], radius2[r], S, x[k], False, 0.0, thetas[r, k]
+                        m_ev[r], m_V[r], m_cb[r], radius2[r], S, x[k], False, 0.0, thetas[r, k], wk_sp[17:29]
                     )
                     solved[r, k] = True
                 continue
@@ -904,8 +918,8 @@ def _block(
                     start[i] = wv if np.isfinite(wv) else th_hat[i]
                 val_a[j], cut_b[j], s_new[r, j], ok = _support_points(
                     X,
-                    XT,
                     w,
+                    npt,
                     bv,
                     level[r],
                     S,
@@ -920,15 +934,13 @@ def _block(
                     np.isfinite(warm_s[r, slot]),
                     warm_s[r, slot],
                     th_hat,
-                    wp,
-                    Xv,
-                    lw,
+                    pr,
+                    sp,
                     th_a[r, j],
                     nxt,
                     cut_a[j],
-                    lap,
                     gram,
-                    use_fma,
+                    wk_sp,
                 )
                 if not ok:
                     status = 1
@@ -957,7 +969,7 @@ def _block(
                     A[1, i] = cut_a[sg + 1, i]
                 bb[0] = cut_b[sg]
                 bb[1] = cut_b[sg + 1]
-                values[r, k] = np_minimum(v, _ball_halfspace(x[k], A, bb, S))
+                values[r, k] = np_minimum(v, _ball_halfspace(x[k], A, bb, S, wk_hs))
                 solved[r, k] = False
                 for i in range(4):
                     thetas[r, k, i] = 0.0
@@ -994,11 +1006,10 @@ def _block(
                     if bk < 0:
                         continue
                     near = seg[r, bk] if lam[r, bk] < 0.5 else seg[r, bk] + 1
-                    X = HX[r]
                     v1, _, _, ok = _support_points(
-                        X,
-                        X.T,
-                        weights[r],
+                        Xc[r],
+                        wc[r],
+                        n_pts[r],
                         hb[r],
                         level[r],
                         S,
@@ -1013,15 +1024,13 @@ def _block(
                         np.isfinite(s_new[r, near]),
                         s_new[r, near],
                         theta_hat[r],
-                        wp,
-                        Xv,
-                        lw,
+                        pr,
+                        sp,
                         t1v,
                         nxt,
                         one,
-                        lap,
                         gram,
-                        use_fma,
+                        wk_sp,
                     )
                     if not ok:
                         status = 1
@@ -1141,9 +1150,6 @@ class OFULogKernel:
         self.fmap = FEATURE_CODES[policy.feature_map]
         J = policy.anchors
         self.frac = np.ascontiguousarray(np.linspace(0.0, 1.0, J), dtype=float)
-        self.lap = lapack_workspace()
-        P = policy.history.X.shape[2]
-        self.use_fma = P <= 256 and fma_gram_matches(P)
 
     def run(self, t0: int, t1: int, out) -> None:
         p, env = self.policy, self.env
@@ -1187,7 +1193,7 @@ class OFULogKernel:
             self.frac, p.sqp_iterations, p.extra_solves, not tracked, self.fmap, self.cclb, fairer,
             c(tau), c(rho), c(eps),
             c(step), x_pair, xcf_pair, theta_hat, p._warm, p._warm_s, phi, h.count, h.s1, h.s2, h.d_min,
-            h.d_max, h.X, h.weights, h.b, h.bins, rec, solved, unc, self.lap, self.use_fma,
+            h.d_max, h.X, h.weights, h.b, h.bins, rec, solved, unc,
         )  # fmt: skip
         if status:
             raise RuntimeError(f"the compiled OFULog+ kernel met a case it does not follow (status {status})")
@@ -1211,55 +1217,9 @@ class OFULogKernel:
             arr[...] = rec[:, :, names.index(name)]
 
 
-@njit(cache=True, error_model="numpy")
-def _orders(V, g, X, wp, z):
-    """The kernel's versions of the sums and functions :func:`numpy_matches` checks."""
-    R = V.shape[0]
-    seq, pair = np.empty((R, 4)), np.empty((R, 4))
-    grad = np.empty((R, 4))
-    for r in range(R):
-        _to_eig(V[r], g[r], seq[r])
-        _from_eig(V[r], g[r], pair[r])
-        for k in range(4):
-            grad[r, k] = _sse_dot(X[r, k], wp[r], X.shape[2])
-    ex = np.empty(z.shape[0])
-    sp = np.empty(z.shape[0])
-    for i in range(z.shape[0]):
-        ex[i] = _expit(z[i])
-        sp[i] = -math.log1p(-ex[i])
-    return seq, pair, grad, ex, sp
-
-
-_MATCHES: list[bool] = []
-
-
-def numpy_matches() -> bool:
-    """Whether this build of numpy and scipy sums and rounds as the kernel assumes (the orders of
-    the module docstring, checked once on random numbers). Where it does not, :func:`kernel_for`
-    offers no kernel and the numpy path runs."""
-    if not _MATCHES:
-        from scipy.special import expit
-
-        rng = np.random.default_rng(1)
-        V, g = rng.normal(size=(50, 4, 4)), rng.normal(size=(50, 4))
-        X, wp = rng.normal(size=(50, 4, 256)), rng.random((50, 1, 256))
-        z = rng.normal(size=2000) * 6
-        seq, pair, grad, ex, sp = _orders(V, g, X, wp[:, 0], z)
-        p = expit(z)
-        _MATCHES.append(
-            np.array_equal(seq, np.einsum("rji,rj->ri", V, g))
-            and np.array_equal(pair, np.einsum("rij,rj->ri", V, g))
-            and np.array_equal(grad, np.einsum("rkp,rmp->rmk", X, wp)[:, 0])
-            and np.array_equal(ex, p)
-            and np.array_equal(sp, -np.log1p(-p))
-        )
-    return _MATCHES[0]
-
-
 def kernel_for(policy, env):
     """The compiled kernel of ``policy`` against ``env``, or None when it does not cover the pair
-    (another type, the exact mode, the raw-observation loss) or numpy's arithmetic on this machine
-    is not the one the kernel repeats (:func:`numpy_matches`)."""
+    (another type, the exact mode, the raw-observation loss)."""
     from .algorithms import CCLB, OFULogPlus
     from .environment import FairLogisticBandit
 
@@ -1269,6 +1229,39 @@ def kernel_for(policy, env):
         return None
     if policy.feature_map not in FEATURE_CODES or env.n_features != 4:
         return None
-    if not numpy_matches():
-        return None
     return OFULogKernel(policy, env)
+
+
+# ---------------------------------------------------------------------------- the environment's LP benchmark
+@njit(cache=True, error_model="numpy")
+def _mixture_lp(r, c, tau, out):
+    for i in range(r.shape[0]):
+        tv = tau[i]
+        for t in range(r.shape[1]):
+            best = -np.inf
+            for a in range(r.shape[2]):
+                if c[i, t, a] <= tv:
+                    best = np_maximum(best, r[i, t, a])
+            for a in range(r.shape[2]):
+                ca, ra = c[i, t, a], r[i, t, a]
+                if not ca <= tv:
+                    continue
+                for b in range(r.shape[2]):
+                    cb, rb = c[i, t, b], r[i, t, b]
+                    if cb <= tv or not rb > ra:
+                        continue
+                    p = (tv - ca) / (cb - ca)
+                    best = np_maximum(best, ra + p * (rb - ra))
+            out[i, t] = best
+
+
+def mixture_lp_values(reward: np.ndarray, effect: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """:func:`~.oracle.mixture_lp_value` for rounds ``(R, T, K)`` with one threshold per row
+    ``tau (R,)``, compiled: the same pairs and the same arithmetic, so the same numbers bit for bit
+    (``tests/cclb/test_kernels.py``); the environment computes its benchmark with it."""
+    r = np.ascontiguousarray(reward, dtype=float)
+    c = np.ascontiguousarray(np.abs(effect), dtype=float)
+    tau = np.ascontiguousarray(np.broadcast_to(np.asarray(tau, dtype=float).reshape(-1), (r.shape[0],)))
+    out = np.empty(r.shape[:2])
+    _mixture_lp(r, c, tau, out)
+    return out

@@ -1,10 +1,11 @@
 """The compiled kernel of :mod:`causalbandits_lib.cclb.kernels` against its numpy reference.
 
 The kernel is compared with the numpy path on identical streams over horizons that cross a block
-boundary (and the MLE's warm-up and the environment's chunks): identical per-round values (bit
-for bit, hence within the 1e-9 of the registry) and an identical final state of the policy and
-its history. The registry's conformance check repeats the comparison on every registered pair
-(``tests/test_contracts.py``) on short horizons.
+boundary (and the MLE's warm-up and the environment's chunks): identical decisions, hence an
+identical history, and every other per-round value and the policy's final state within the
+registry's 1e-9 relative (the kernel sums in its own order and has its own exp, log and
+eigendecomposition, so the last bits differ). The registry's conformance check repeats the
+comparison on every registered pair (``tests/test_contracts.py``) on short horizons.
 """
 
 from __future__ import annotations
@@ -16,9 +17,18 @@ from causalbandits_lib.cclb.algorithms import CCLB, GLMUCB, OFULogPlus
 from causalbandits_lib.cclb.environment import FairLogisticBandit
 from causalbandits_lib.cclb.experiments import PER_ROUND_METRICS, PlayedRounds, paper_configs, run_configs
 from causalbandits_lib.cclb.generator import RoundGenerator
-from causalbandits_lib.cclb.kernels import DIAGNOSTICS, FEEDBACK, OFULogKernel, fma_gram_matches, numpy_matches
+from causalbandits_lib.cclb.kernels import (
+    DIAGNOSTICS,
+    FEEDBACK,
+    OFULogKernel,
+    _jacobi4,
+    fast_exp,
+    fast_log,
+    mixture_lp_values,
+)
+from causalbandits_lib.cclb.oracle import mixture_lp_value
 from causalbandits_lib.cclb.registry import CCLB_METRICS, OFULOG_METRICS
-from causalbandits_lib.core.registry import same_arrays
+from causalbandits_lib.core.registry import close_arrays, same_arrays
 from causalbandits_lib.core.runner import BLOCK, simulate, simulate_loop
 from causalbandits_lib.core.streams import RunStreams
 
@@ -27,18 +37,34 @@ RUN_CONFIGS_METRICS = PER_ROUND_METRICS + ("dual", "estimated_violation")
 HISTORY = ("count", "s1", "s2", "d_min", "d_max", "X", "weights", "b")
 
 
+def _close_state(a, b) -> bool:
+    """Within 1e-9 of the array's largest entry (a coordinate of an estimate can be near zero, where
+    a relative tolerance would ask for more than the rounding of its neighbours allows)."""
+    a, b = np.asarray(a), np.asarray(b)
+    scale = np.nanmax(np.abs(a)) if np.isfinite(a).any() else 0.0
+    return a.shape == b.shape and bool(np.allclose(b, a, rtol=0.0, atol=1e-9 * scale, equal_nan=True))
+
+
 def _assert_same_state(a, b):
-    for name in ("theta_hat", "_warm", "_warm_s", "solved"):
-        assert same_arrays(getattr(a, name), getattr(b, name)), name
+    """The history is a function of the decisions: identical. The estimates: within 1e-9."""
+    for name in ("theta_hat", "_warm", "_warm_s"):
+        assert _close_state(getattr(a, name), getattr(b, name)), name
+    assert same_arrays(a.solved, b.solved)
     if isinstance(a, CCLB):
-        assert same_arrays(a.phi, b.phi)
-        assert same_arrays(a._est_violation, b._est_violation)
+        assert close_arrays(a.phi, b.phi)
+        assert close_arrays(a._est_violation, b._est_violation)
     for name in HISTORY:
         assert same_arrays(getattr(a.history, name), getattr(b.history, name)), name
     assert a.history.t == b.history.t
     assert sorted(a.diagnostics()) == sorted(b.diagnostics())
     for k, v in a.diagnostics().items():
-        assert same_arrays(v, b.diagnostics()[k]), k
+        assert close_arrays(v, b.diagnostics()[k]), k
+
+
+def _assert_matches(ref, fast, metrics):
+    """Identical decisions, hence identical feedback; the policy's diagnostics within 1e-9."""
+    for k in metrics:
+        assert (same_arrays if k in FEEDBACK else close_arrays)(ref[k], fast[k]), k
 
 
 def _both(make_env, make_policy, T, n_runs, metrics, replications=None, seed=5):
@@ -53,11 +79,53 @@ def _both(make_env, make_policy, T, n_runs, metrics, replications=None, seed=5):
     return out
 
 
-def test_numpy_sums_as_the_kernel_assumes_on_this_machine():
-    """Else :func:`~causalbandits_lib.cclb.kernels.kernel_for` offers no kernel (and the
-    comparisons below would compare the numpy path with itself)."""
-    assert numpy_matches()
-    assert fma_gram_matches(256)
+def test_the_kernels_exp_and_log_are_within_two_ulp_of_the_c_library():
+    z = np.random.default_rng(0).normal(size=1_000_000) * 8
+    z = np.concatenate([z, [0.0, -708.0, 709.0, 1e-300, -1e-300, 30.0, -30.0]])
+    ex = np.array([fast_exp(v) for v in z[:2000]] + [fast_exp(v) for v in z[-7:]])
+    ref = np.exp(np.concatenate([z[:2000], z[-7:]]))
+    assert np.all(np.abs(ex - ref) <= 1 * np.spacing(ref))
+    q = 1.0 / (1.0 + np.exp(-z[:2000]))
+    q = np.concatenate([q, [1.0, 0.5, 2.0**-1022, np.nextafter(1.0, 0), 1e-300]])
+    lg = np.array([fast_log(v) for v in q])
+    ref = np.log(q)
+    assert np.all(np.abs(lg - ref) <= 2 * np.spacing(np.abs(ref)))
+    assert fast_log(1.0) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_jacobi_eigendecomposition_matches_lapack(seed):
+    """Eigenvalues (ascending) and the eigenvectors' projector within 1e-12 of ``np.linalg.eigh``,
+    on Gram matrices of our shape and condition, a repeated eigenvalue and a diagonal matrix."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(4, 200))
+    X[3] *= 1e-3  # a condition number near 1e6, as a Hessian with a weak direction
+    cases = [X @ (X * rng.random(200)).T + 1e-6 * np.eye(4), np.diag([3.0, 1.0, 1.0, 2.0]), np.eye(4)]
+    Q = np.linalg.qr(rng.normal(size=(4, 4)))[0]
+    cases.append(Q @ np.diag([1.0, 1.0, 5.0, 5.0]) @ Q.T)
+    for A in cases:
+        A = 0.5 * (A + A.T)
+        ev, V = np.empty(4), np.empty((4, 4))
+        assert _jacobi4(A.copy(), ev, V)
+        ref_ev, ref_V = np.linalg.eigh(A)
+        scale = np.abs(ref_ev).max()
+        assert np.all(np.diff(ev) >= 0)
+        assert np.allclose(ev, ref_ev, rtol=0, atol=1e-12 * scale)
+        assert np.allclose(V.T @ V, np.eye(4), atol=1e-12)
+        assert np.allclose(V @ np.diag(ev) @ V.T, A, rtol=0, atol=1e-12 * scale)
+
+
+def test_compiled_lp_benchmark_is_the_oracles_bit_for_bit():
+    """The environment's per-round LP value (Eq. 8), compiled, against the readable oracle: rounded
+    values make ties and infeasible rounds common."""
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        r = np.round(rng.random((4, 60, 12)), 1)
+        e = np.round(rng.normal(size=(4, 60, 12)) * 0.3, 1)
+        tau = rng.uniform(0.0, 0.4, 4)
+        ref = mixture_lp_value(r, e, tau[:, None, None])
+        assert same_arrays(ref, mixture_lp_values(r, e, tau))
+    assert np.isinf(ref).any() and np.isfinite(ref).any()
 
 
 def test_kernel_covers_the_family_and_says_what_it_writes():
@@ -129,13 +197,12 @@ def test_environment_block_is_what_observe_shows():
 def test_kernel_equals_numpy_across_a_block_boundary(make_env, make_policy):
     metrics = CCLB_METRICS if "CCLB" in type(make_policy()).__name__ else OFULOG_METRICS
     (ref, p_ref), (fast, p_fast) = _both(make_env, make_policy, BLOCK + 60, 2, metrics)
-    for k in metrics:
-        assert same_arrays(ref[k], fast[k]), k
+    _assert_matches(ref, fast, metrics)
     _assert_same_state(p_ref, p_fast)
 
 
 @pytest.mark.slow
-def test_paper_configuration_is_identical_on_a_long_horizon():
+def test_paper_configuration_matches_on_a_long_horizon():
     """The configurations of Figures 2, 4 and 5 (notebook 04's paper values) as
     :func:`~causalbandits_lib.cclb.experiments.run_configs` lays them out, past a block boundary."""
     T = BLOCK + 300
@@ -155,8 +222,7 @@ def test_paper_configuration_is_identical_on_a_long_horizon():
 
     metrics = PER_ROUND_METRICS + ("dual", "estimated_violation", "optimistic_value")
     (ref, p_ref), (fast, p_fast) = _both(make_env, make_policy, T, len(configs) * reps, metrics, replications=reps)
-    for k in metrics:
-        assert same_arrays(ref[k], fast[k]), k
+    _assert_matches(ref, fast, metrics)
     _assert_same_state(p_ref, p_fast)
     # what run_configs keeps can be recorded in blocks, so the default backend is the kernel
     auto = simulate(make_env(), make_policy(), 30, 1, n_runs=len(configs), metrics=RUN_CONFIGS_METRICS, replications=1)
@@ -191,6 +257,5 @@ def test_a_run_is_the_same_alone_and_beside_others(make_policy, metrics, backend
 )
 def test_kernel_equals_numpy_with_ties_toward_the_fairer_decision(make_policy, metrics):
     (ref, p_ref), (fast, p_fast) = _both(FairLogisticBandit, make_policy, 200, 3, metrics)
-    for k in metrics:
-        assert same_arrays(ref[k], fast[k]), k
+    _assert_matches(ref, fast, metrics)
     _assert_same_state(p_ref, p_fast)
