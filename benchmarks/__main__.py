@@ -1,6 +1,7 @@
-"""``python -m benchmarks [--only NAME] [--no-peers] [--out FILE]``: time every registry entry with a
-``bench_T`` (all runs at once against one run at a time), then UCB1 beside MABWiser and beside a
-minimal compiled loop (:mod:`benchmarks.peers`), all in one run."""
+"""``python -m benchmarks [--only NAME] [--no-peers] [--no-paper] [--out FILE]``: time every registry
+entry with a ``bench_T`` (all runs at once against one run at a time), then UCB1 beside MABWiser and
+beside a minimal compiled loop (:mod:`benchmarks.peers`), then CCLB's kernel against the numpy path
+on notebook cclb/04's paper batch (:mod:`benchmarks.cclb_paper`), all in one run."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from causalbandits_lib.book.chapters import registry_entries
 from causalbandits_lib.book.provenance import package_versions
 from causalbandits_lib.book.records import atomic_write_text
 
+from .cclb_paper import TARGET as CCLB_TARGET
+from .cclb_paper import run_cclb_paper
 from .harness import run_entry
 from .peers import check_targets, run_peers
 
@@ -25,6 +28,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="_build/bench.json", help="JSON file for the results [%(default)s]")
     parser.add_argument("--repeat", type=int, default=3, help="timing repetitions (best is kept) [%(default)s]")
     parser.add_argument("--no-peers", action="store_true", help="skip UCB1 against MABWiser and the compiled limit")
+    parser.add_argument("--no-paper", action="store_true", help="skip CCLB at the paper's configuration (~5 min)")
+    parser.add_argument("--cclb-horizon", type=int, help="rounds of the CCLB paper batch [the paper's, 10000]")
     args = parser.parse_args(argv)
     entries = [e for e in registry_entries() if e.bench_T is not None and (not args.only or args.only in e.name)]
     if not entries:
@@ -75,9 +80,30 @@ def main(argv=None) -> int:
         for m in missed:
             print(f"  target NOT MET: {m}")
         failures.extend(missed)
+    paper = None
+    if not args.no_paper and not args.only:
+        print("\nCCLB's kernel at the paper's configuration (notebook cclb/04's batch, run-steps per second):")
+        paper = run_cclb_paper(args.cclb_horizon)
+        print(
+            f"  {paper['configurations']} configurations x {paper['replications']} replications = "
+            f"{paper['n_runs']} runs, T = {paper['T']:,}: numpy path {paper['numpy_steps_per_second']:,.0f}, "
+            f"kernel {paper['compiled_steps_per_second']:,.0f}, kernel/numpy {paper['kernel_speedup']:.1f}x"
+        )
+        if paper["same_decisions"]:
+            print("  decisions identical in every run and round")
+        else:
+            print(
+                f"  decisions differ in {paper['runs_with_different_decisions']} of {paper['n_runs']} runs, "
+                f"from round {paper['first_different_round']} (a near-tie broken the other way; see cclb/kernels.py)"
+            )
+        ok = paper["kernel_speedup"] >= CCLB_TARGET
+        print(f"  target: >= {CCLB_TARGET:g}x: {'met' if ok else 'NOT MET'}")
+        if not ok:
+            failures.append("cclb paper batch (kernel/numpy below the target)")
     payload = {
         "results": results,
         "peers": peers,
+        "cclb_paper": paper,
         "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},
         "versions": package_versions(),
         "failures": failures,
