@@ -100,54 +100,88 @@ class FairLogisticBandit:
         self._buf = None
 
     def _refill(self, start: int) -> None:
+        # the contexts once per replication (``_rep``); what depends on a run's tau per run (``_run``)
         parts = [s.take(self.chunk) for s in self._streams]
         inv = self._inverse
-        r = np.stack([p.reward for p in parts])[inv]
-        e = np.stack([p.effect for p in parts])[inv]
+        r_rep = np.stack([p.reward for p in parts])
+        e_rep = np.stack([p.effect for p in parts])
+        r, e = r_rep[inv], e_rep[inv]
         tau = self._taus[:, None, None]
         best = best_feasible(r, e, tau)
         if not np.all(np.isfinite(best["value"])):
             raise ValueError(
                 f"a round has no decision with |Delta| <= tau={self.tau}; lower slater_margin or raise tau"
             )
-        self._buf = {
-            "x": np.stack([p.x for p in parts])[inv],
-            "x_cf": np.stack([p.x_cf for p in parts])[inv],
-            "reward": r,
-            "size": np.abs(e),
+        self._rep = {
+            "x": np.stack([p.x for p in parts]),
+            "x_cf": np.stack([p.x_cf for p in parts]),
+            "reward": r_rep,
+            "size": np.abs(e_rep),
+            "code": np.stack([4 * p.a + 2 * p.w + p.m for p in parts]).astype(np.int64),
+            "raw": np.stack([raw_features(p.a, p.w, p.m, p.d) for p in parts]),
+        }
+        self._run = {
             "best": best["value"],
             "lp": mixture_lp_values(r, e, self._taus),
             "unconstrained": r.max(axis=-1),
-            "code": np.stack([4 * p.a + 2 * p.w + p.m for p in parts]).astype(np.int64)[inv],
-            "raw": np.stack([raw_features(p.a, p.w, p.m, p.d) for p in parts])[inv],
         }
+        self._buf = None
         self._start = start
 
-    def observe(self, t: int) -> FairContext:
+    def _full(self) -> dict[str, np.ndarray]:
+        """The chunk for every run (what :meth:`observe` and :meth:`pull` read), built on first use:
+        the compiled kernel reads the replications' arrays (:meth:`replica_block`) and never needs it."""
+        if self._buf is None:
+            self._buf = {**{k: v[self._inverse] for k, v in self._rep.items()}, **self._run}
+        return self._buf
+
+    def _ensure(self, t: int) -> None:
+        """Generate the chunk holding round ``t`` (rounds come in order)."""
         if self._start is None or t >= self._start + self.chunk:
             if self._start is not None and t != self._start + self.chunk:
                 raise ValueError(f"rounds must be observed in order; got t={t} after a chunk starting at {self._start}")
             self._refill(t if self._start is None else self._start + self.chunk)
-        i = t - self._start
-        self._i = i
-        b = self._buf
+        self._i = t - self._start
+
+    def observe(self, t: int) -> FairContext:
+        self._ensure(t)
+        i, b = self._i, self._full()
         return FairContext(b["x"][:, i], b["x_cf"][:, i], b["code"][:, i], b["raw"][:, i])
 
-    def block(self, t0: int, t1: int) -> dict[str, np.ndarray]:
-        """The rounds ``t0 .. t1-1`` as :meth:`observe` and :meth:`pull` see them, for a compiled
-        kernel: the buffer's arrays (``x``, ``x_cf``, ``raw``, ``code``, ``reward``, ``size``,
-        ``best``, ``lp``, ``unconstrained``) with a rounds axis after the runs axis. Rounds are
-        generated exactly as by :meth:`observe` (same chunks, in order), and the environment is
-        left as ``observe(t1 - 1)`` leaves it."""
+    def replica_block(self, t0: int, t1: int) -> dict[str, np.ndarray]:
+        """The rounds ``t0 .. t1-1`` for a compiled kernel, once per replication: ``x``, ``x_cf``
+        and ``raw`` as ``(n_replications, t1 - t0, n, K)`` (features before candidates, the layout
+        the generator writes, so the chunks are joined without a transposing copy), ``code``
+        ``(n_replications, t1 - t0)``, ``reward`` and ``size`` ``(n_replications, t1 - t0, K)``; per
+        run ``best``, ``lp`` and ``unconstrained`` ``(R, t1 - t0)`` and ``replica`` ``(R,)``, the row
+        of each run's replication. Rounds are generated exactly as by :meth:`observe` (same chunks,
+        in order), and the environment is left as ``observe(t1 - 1)`` leaves it."""
         parts = []
         t = t0
         while t < t1:
-            self.observe(t)
-            stop = min(t1, self._start + self.chunk)
-            parts.append({k: v[:, t - self._start : stop - self._start] for k, v in self._buf.items()})
-            t = stop
-        self.observe(t1 - 1)
-        return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
+            self._ensure(t)
+            a, b = t - self._start, min(t1, self._start + self.chunk) - self._start
+            part = {k: v[:, a:b] for k, v in {**self._rep, **self._run}.items()}
+            for k in ("x", "x_cf", "raw"):
+                part[k] = np.swapaxes(part[k], -1, -2)
+            parts.append(part)
+            t = self._start + b
+        self._ensure(t1 - 1)
+        out = {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
+        out["replica"] = np.asarray(self._inverse, dtype=np.int64)
+        return out
+
+    def block(self, t0: int, t1: int) -> dict[str, np.ndarray]:
+        """The rounds ``t0 .. t1-1`` for every run, as :meth:`observe` and :meth:`pull` see them:
+        ``x``, ``x_cf``, ``raw`` ``(R, t1 - t0, K, n)``, ``code`` ``(R, t1 - t0)``, ``reward``,
+        ``size`` ``(R, t1 - t0, K)``, ``best``, ``lp``, ``unconstrained`` ``(R, t1 - t0)``."""
+        blk = self.replica_block(t0, t1)
+        rows = blk.pop("replica")
+        for k in ("x", "x_cf", "raw"):
+            blk[k] = np.swapaxes(blk[k], -1, -2)
+        for k in ("x", "x_cf", "raw", "code", "reward", "size"):
+            blk[k] = blk[k][rows]
+        return blk
 
     @property
     def taus(self) -> np.ndarray:
@@ -160,7 +194,7 @@ class FairLogisticBandit:
         return self._reward_noise
 
     def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
-        i, rows, b = self._i, self._rows, self._buf
+        i, rows, b = self._i, self._rows, self._full()
         actions = np.asarray(actions, dtype=np.int64)
         r = b["reward"][rows, i, actions]
         size = b["size"][rows, i, actions]

@@ -17,9 +17,10 @@ it did until issue 17's last step (the README gives the speed gained): the loss'
 each run's pseudo-points of positive weight only, compacted once a round (:func:`_compact`), in
 their order, with an exp and a log written out in arithmetic (:func:`fast_exp`, :func:`fast_log`,
 within 1 and 2 ulp of the C library's) so that the compiler can inline and vectorise them; the
-Hessian's ten distinct entries are summed once each; the 4 x 4 eigendecompositions are cyclic
-Jacobi rotations (:func:`_jacobi4`) instead of LAPACK's ``dsyevd``; no scratch is allocated per
-call. The last bits of the estimates therefore differ from numpy's (about 1e-14), and over
+gradient and the Hessian's ten distinct entries are accumulated with fused multiply-adds (LLVM's
+``fma``: rounded once, so the same on every CPU); the 4 x 4 eigendecompositions are cyclic Jacobi
+rotations (:func:`_jacobi4`) instead of LAPACK's ``dsyevd``; the environment's rounds come once
+per replication instead of once per run; no scratch is allocated per call. The last bits of the estimates therefore differ from numpy's (about 1e-14), and over
 thousands of rounds a near-tie can be broken the other way, after which the two paths follow
 different but equally valid trajectories; the records are computed by the kernel. Its numbers do
 not depend on numpy's or BLAS's build, only on the C library's ``exp`` and ``log1p`` in the line
@@ -30,8 +31,7 @@ at once and each alone): a support point starts Newton's iteration on ``s`` from
 hint when that slot has one (until issue 16 only when *every* run had one), and the maximisers'
 change of basis adds its four products in order whatever the number of columns (it followed the
 array layout, so a lone extra solve was summed differently). The kernel steps rounds in phases
-over all runs, as the numpy path does. The order of the sums over the candidates' features
-follows the layout of the environment's buffer, which depends on the feature map.
+over all runs, as the numpy path does.
 """
 
 from __future__ import annotations
@@ -125,6 +125,20 @@ def _expit(z):
 # within 1 ulp and log within 2 ulp of the C library's (tests/cclb/test_kernels.py measures both
 # on a million arguments).
 @intrinsic
+def _fma(typingctx, a, b, c):
+    """``a * b + c`` rounded once (LLVM's ``fma``: one instruction where the CPU has it, the same
+    correctly rounded result everywhere)."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@intrinsic
 def _as_float(typingctx, i):
     """The 64 bits of an integer read as a double."""
     sig = types.float64(types.int64)
@@ -159,7 +173,7 @@ _ATANH_SERIES = tuple(1.0 / k for k in range(23, 1, -2))
 def _horner(coefficients, x):
     p = 0.0
     for c in coefficients:
-        p = p * x + c
+        p = _fma(p, x, c)
     return p
 
 
@@ -196,8 +210,10 @@ def fast_log(q):
 @njit(cache=True, error_model="numpy")
 def _compact(X, w, Xc, wc):
     """Copy the pseudo-points of positive weight of one run (``X (4, P)``, ``w (P,)``), in their
-    order, to the front of ``Xc`` and ``wc``; returns how many there are. The loss passes below run
-    over these only (a point of weight zero adds nothing)."""
+    order, to the front of ``Xc`` and ``wc``, then zeros up to the next multiple of 8 (``Xc`` and
+    ``wc`` have room: their length is ``P`` rounded up so); returns that length. The loss passes
+    below run over these only: a point of weight zero adds exact zeros, and with whole groups of 8
+    the vectorised first pass needs no scalar remainder."""
     n = 0
     for p in range(w.shape[0]):
         if w[p] != 0.0:
@@ -205,6 +221,11 @@ def _compact(X, w, Xc, wc):
                 Xc[k, n] = X[k, p]
             wc[n] = w[p]
             n += 1
+    while n % 8:
+        for k in range(4):
+            Xc[k, n] = 0.0
+        wc[n] = 0.0
+        n += 1
     return n
 
 
@@ -229,23 +250,23 @@ def _evaluate(X, w, n, b, th, grad, gram, pr, sp):
         wt, pp = w[p], pr[p]
         y0, y1, y2, y3 = x0[p], x1[p], x2[p], x3[p]
         a = wt * pp
-        g0 += a * y0
-        g1 += a * y1
-        g2 += a * y2
-        g3 += a * y3
+        g0 = _fma(a, y0, g0)
+        g1 = _fma(a, y1, g1)
+        g2 = _fma(a, y2, g2)
+        g3 = _fma(a, y3, g3)
         v = a * (1.0 - pp)
         v0, v1, v2, v3 = v * y0, v * y1, v * y2, v * y3
-        h00 += v0 * y0
-        h01 += v0 * y1
-        h02 += v0 * y2
-        h03 += v0 * y3
-        h11 += v1 * y1
-        h12 += v1 * y2
-        h13 += v1 * y3
-        h22 += v2 * y2
-        h23 += v2 * y3
-        h33 += v3 * y3
-        total += wt * sp[p]
+        h00 = _fma(v0, y0, h00)
+        h01 = _fma(v0, y1, h01)
+        h02 = _fma(v0, y2, h02)
+        h03 = _fma(v0, y3, h03)
+        h11 = _fma(v1, y1, h11)
+        h12 = _fma(v1, y2, h12)
+        h13 = _fma(v1, y3, h13)
+        h22 = _fma(v2, y2, h22)
+        h23 = _fma(v2, y3, h23)
+        h33 = _fma(v3, y3, h33)
+        total = _fma(wt, sp[p], total)
     grad[0] = g0 - b[0]
     grad[1] = g1 - b[1]
     grad[2] = g2 - b[2]
@@ -305,13 +326,14 @@ def _jacobi4(a, ev, V):
                     a[q, p] = 0.0
                     continue
                 done = False
-                h = (aqq - app) / (2.0 * apq)
-                t = 1.0 / (abs(h) + math.sqrt(h * h + 1.0))  # the smaller root of t^2 + 2ht - 1
-                if h < 0:
+                # t = tan of the rotation's angle, the smaller root of t^2 + 2ht - 1 with
+                # h = (aqq - app) / (2 apq), written with one square root and one division
+                d = aqq - app
+                t = 2.0 * apq / (abs(d) + math.sqrt(d * d + 4.0 * apq * apq))
+                if d < 0:
                     t = -t
                 c = 1.0 / math.sqrt(t * t + 1.0)
                 sn = t * c
-                g = sn / (1.0 + c)
                 a[p, p] = app - t * apq
                 a[q, q] = aqq + t * apq
                 a[p, q] = 0.0
@@ -319,14 +341,14 @@ def _jacobi4(a, ev, V):
                 for r in range(4):
                     if r != p and r != q:
                         arp, arq = a[r, p], a[r, q]
-                        a[r, p] = arp - sn * (arq + g * arp)
+                        a[r, p] = c * arp - sn * arq
                         a[p, r] = a[r, p]
-                        a[r, q] = arq + sn * (arp - g * arq)
+                        a[r, q] = sn * arp + c * arq
                         a[q, r] = a[r, q]
                 for r in range(4):
                     vrp, vrq = V[r, p], V[r, q]
-                    V[r, p] = vrp - sn * (vrq + g * vrp)
-                    V[r, q] = vrq + sn * (vrp - g * vrq)
+                    V[r, p] = c * vrp - sn * vrq
+                    V[r, q] = sn * vrp + c * vrq
         if done:
             break
     for i in range(4):
@@ -756,15 +778,16 @@ def _argmax_atol(values, n, u, atol):
 @njit(cache=True, error_model="numpy")
 def _block(
     # environment block
-    x_all,
-    xcf_all,
-    raw_all,
-    code_all,
-    reward_all,
-    size_all,
+    x_rep,
+    xcf_rep,
+    raw_rep,
+    code_rep,
+    reward_rep,
+    size_rep,
     best_all,
     lp_all,
     unc_all,
+    replica,
     noise,
     taus_env,
     # policy knobs and per-round values
@@ -788,8 +811,6 @@ def _block(
     rho,
     eps,
     step,
-    x_pair,
-    xcf_pair,
     # state, updated in place
     theta_hat,
     warm,
@@ -811,15 +832,22 @@ def _block(
 ):
     """Every run through a block of rounds, in the order of the numpy path: rounds are the outer
     loop and each round is stepped in phases over all runs (a run's numbers do not depend on its
-    neighbours: the phases only repeat the numpy path's order of work)."""
-    R, B, K, n = x_all.shape
+    neighbours: the phases only repeat the numpy path's order of work). The environment's arrays
+    come once per replication (:meth:`~.environment.FairLogisticBandit.replica_block`; run ``r``
+    reads row ``replica[r]``, features before candidates) and are copied to each run's
+    candidates-by-features rows at the start of its round."""
+    R, B = best_all.shape
+    K = reward_rep.shape[2]
+    xs = np.empty((R, K, 4))
+    xcfs = np.empty((R, K, 4))
+    raws = np.empty((R, K, 4))
     P = HX.shape[2]
-    pr = np.empty(P)
-    sp = np.empty(P)
+    pr = np.empty(P + 7)
+    sp = np.empty(P + 7)
     gram = np.empty((4, 4))
     # each run's pseudo-points of positive weight, compacted at the start of every round
-    Xc = np.empty((R, 4, P))
-    wc = np.empty((R, P))
+    Xc = np.empty((R, 4, P + 7))
+    wc = np.empty((R, P + 7))
     n_pts = np.zeros(R, dtype=np.int64)
     # per-run values of the current round
     m_ev = np.empty((R, 4))
@@ -867,9 +895,13 @@ def _block(
             X, w, npt = Xc[r], wc[r], n_pts[r]
             bv = hb[r]
             th_hat = theta_hat[r]
-            x = x_all[r, s]
-            raw = raw_all[r, s]
-            code = code_all[r, s]
+            q = replica[r]
+            for k in range(K):
+                for i in range(4):
+                    xs[r, k, i] = x_rep[q, s, i, k]
+                    xcfs[r, k, i] = xcf_rep[q, s, i, k]
+                    raws[r, k, i] = raw_rep[q, s, i, k]
+            x, raw, code = xs[r], raws[r], code_rep[q, s]
             loss, ok = _mle(
                 X,
                 w,
@@ -1013,7 +1045,7 @@ def _block(
                         hb[r],
                         level[r],
                         S,
-                        x_all[r, s, bk],
+                        xs[r, bk],
                         th_a[r, near],
                         m_ev[r],
                         m_V[r],
@@ -1040,9 +1072,8 @@ def _block(
                     solved[r, bk] = True
         # -- phase 3, every run: the choice, the feedback, the history, the dual step
         for r in range(R):
-            x = x_all[r, s]
-            raw = raw_all[r, s]
-            code = code_all[r, s]
+            q = replica[r]
+            x, raw, code = xs[r], raws[r], code_rep[q, s]
             if tracked:
                 top = -np.inf
                 for k in range(K):
@@ -1064,9 +1095,8 @@ def _block(
                 thr = m - tie_atol
                 for k in range(K):
                     if masked[k] >= thr:
-                        rk = _expit(_dot_pair(x[k], tt) if x_pair else _dot_seq(x[k], tt))
-                        xc = xcf_all[r, s, k]
-                        rcf = _expit(_dot_pair(xc, tt) if xcf_pair else _dot_seq(xc, tt))
+                        rk = _expit(_dot_seq(x[k], tt))
+                        rcf = _expit(_dot_seq(xcfs[r, k], tt))
                         score[k] = -abs(rcf - rk)
                     else:
                         score[k] = -np.inf
@@ -1076,9 +1106,8 @@ def _block(
                 tt = thetas[r, d0]
                 best_score = -np.inf
                 for k in range(K):
-                    rk = _expit(_dot_pair(x[k], tt) if x_pair else _dot_seq(x[k], tt))
-                    xc = xcf_all[r, s, k]
-                    rcf = _expit(_dot_pair(xc, tt) if xcf_pair else _dot_seq(xc, tt))
+                    rk = _expit(_dot_seq(x[k], tt))
+                    rcf = _expit(_dot_seq(xcfs[r, k], tt))
                     delta[k] = rcf - rk
                     score[k] = rk - phi[r] * (abs(delta[k]) - tau[r])
                     best_score = np_maximum(best_score, score[k]) if k > 0 else score[k]
@@ -1089,8 +1118,8 @@ def _block(
                 rec[r, s, 10] = abs(delta[action]) - tau[r]
             rec[r, s, 11] = values[r, d0]
             # the environment's feedback
-            rr = reward_all[r, s, action]
-            size = size_all[r, s, action]
+            rr = reward_rep[q, s, action]
+            size = size_rep[q, s, action]
             violation = size - taus_env[r]
             y = 1.0 if noise[r, s] < rr else 0.0
             rec[r, s, 0] = float(action)
@@ -1156,11 +1185,7 @@ class OFULogKernel:
         h = p.history
         R, B = p.n_runs, t1 - t0
         c = lambda a: np.ascontiguousarray(a)  # noqa: E731
-        # numpy's einsum over the features adds in pairs when they are contiguous in the
-        # environment's buffer, else sequentially (the layout depends on the feature map)
-        ctx = env.observe(t0)
-        x_pair, xcf_pair = ctx.x.strides[-1] == ctx.x.itemsize, ctx.x_cf.strides[-1] == ctx.x_cf.itemsize
-        blk = env.block(t0, t1)
+        blk = env.replica_block(t0, t1)
         ties = c(p._ties.block(t0, t1))
         noise = c(env.reward_noise.block(t0, t1))
         t_hist0 = h.t
@@ -1178,7 +1203,7 @@ class OFULogKernel:
             tau = rho = eps = step = R0
             phi = np.zeros(R)
         rec = np.full((R, B, 12), np.nan)
-        K = blk["x"].shape[2]
+        K = blk["reward"].shape[2]
         solved = np.zeros((R, K), dtype=bool)
         unc = np.asarray(getattr(p, "uncertified", np.zeros(R, dtype=bool)), dtype=bool).copy()
         for name in ("count", "s1", "s2", "d_min", "d_max", "X", "weights", "b"):
@@ -1188,11 +1213,11 @@ class OFULogKernel:
         fairer = p.tie_rule == "fairer"
         status = _block(
             c(blk["x"]), c(blk["x_cf"]), c(blk["raw"]), code, c(blk["reward"]), c(blk["size"]), c(blk["best"]),
-            c(blk["lp"]), c(blk["unconstrained"]), noise, c(env.taus),
+            c(blk["lp"]), c(blk["unconstrained"]), blk["replica"], noise, c(env.taus),
             ties, beta, steps, t_hist0, p.S, p.ridge, p.tie_atol, getattr(p, "score_atol", 0.0), J,
             self.frac, p.sqp_iterations, p.extra_solves, not tracked, self.fmap, self.cclb, fairer,
             c(tau), c(rho), c(eps),
-            c(step), x_pair, xcf_pair, theta_hat, p._warm, p._warm_s, phi, h.count, h.s1, h.s2, h.d_min,
+            c(step), theta_hat, p._warm, p._warm_s, phi, h.count, h.s1, h.s2, h.d_min,
             h.d_max, h.X, h.weights, h.b, h.bins, rec, solved, unc,
         )  # fmt: skip
         if status:
