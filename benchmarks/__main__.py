@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="_build/bench.json", help="JSON file for the results [%(default)s]")
     parser.add_argument("--repeat", type=int, default=3, help="timing repetitions (best is kept) [%(default)s]")
     parser.add_argument("--no-peers", action="store_true", help="skip UCB1 against MABWiser and the compiled limit")
-    parser.add_argument("--no-paper", action="store_true", help="skip CCLB at the paper's configuration (~5 min)")
+    parser.add_argument("--no-paper", action="store_true", help="skip CCLB at the paper's configuration (~3 min)")
     parser.add_argument("--cclb-horizon", type=int, help="rounds of the CCLB paper batch [the paper's, 10000]")
     args = parser.parse_args(argv)
     entries = [e for e in registry_entries() if e.bench_T is not None and (not args.only or args.only in e.name)]
