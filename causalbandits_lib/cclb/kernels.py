@@ -20,11 +20,12 @@ within 1 and 2 ulp of the C library's) so that the compiler can inline and vecto
 gradient and the Hessian's ten distinct entries are accumulated with fused multiply-adds (LLVM's
 ``fma``: rounded once, so the same on every CPU); the 4 x 4 eigendecompositions are cyclic Jacobi
 rotations (:func:`_jacobi4`) instead of LAPACK's ``dsyevd``; the environment's rounds come once
-per replication instead of once per run; no scratch is allocated per call. The last bits of the estimates therefore differ from numpy's (about 1e-14), and over
-thousands of rounds a near-tie can be broken the other way, after which the two paths follow
-different but equally valid trajectories; the records are computed by the kernel. Its numbers do
-not depend on numpy's or BLAS's build, only on the C library's ``exp`` and ``log1p`` in the line
-search and the choice's scores.
+per replication instead of once per run; no scratch is allocated per call. The last bits of the
+estimates therefore differ from numpy's (about 1e-14), and over thousands of rounds a near-tie can
+be broken the other way, after which the two paths follow different but equally valid
+trajectories; the records are computed by the kernel. Its numbers do not depend on numpy's or
+BLAS's build, only on the C library's ``exp`` and ``log1p`` in the line search and the choice's
+scores.
 
 A run does not depend on its neighbours, bit for bit (``tests/cclb/test_kernels.py`` runs R runs
 at once and each alone): a support point starts Newton's iteration on ``s`` from its own slot's
