@@ -284,22 +284,15 @@ def check_lemma4(table: dict[str, np.ndarray]) -> Verdict:
     level is below the trivial bound (:func:`~causalbandits_lib.core.checks.check_bound_curve`, the
     cases in place of horizons, each labelled by its phase). The details keep the counts of cases
     (all and informative) per phase, not the thousands of per-case ratios."""
-    v = check_bound_curve(
-        table["phase"], table["quantile"], table["clip"], table["trivial"], what="clip quantile (t = phase l)"
+    return check_bound_curve(
+        table["phase"],
+        table["quantile"],
+        table["clip"],
+        table["trivial"],
+        what="clip quantile (t = phase l)",
+        points="cases",
+        x="case",
     )
-    informative = table["clip"] < table["trivial"]
-    phases = np.unique(table["phase"])
-    details = {
-        "cases": int(informative.size),
-        "informative_cases": int(informative.sum()),
-        "informative_by_phase": {str(int(p)): int(informative[table["phase"] == p].sum()) for p in phases},
-        "cases_by_phase": {str(int(p)): int((table["phase"] == p).sum()) for p in phases},
-        "min_slack_informative": float((table["clip"] - table["quantile"])[informative].min())
-        if informative.any()
-        else None,
-    }
-    reason = v.reason.replace("horizons", "cases")
-    return Verdict(v.verdict, reason, v.criterion.replace("horizon", "case"), details)
 
 
 def lemma8_integer_ratio(

@@ -63,6 +63,10 @@ class Claim:
     reconstructed : bool, optional
         True when the paper value comes from a formula or number we reconstructed because the paper
         does not print it (the tables mark it "reconstructed").
+    evidence : dict, optional
+        The check that gave the verdict and the inputs it was given (per-run or per-instance
+        numbers, compressed when large; :meth:`~causalbandits_lib.core.checks.Verdict.evidence`), so
+        that ``causalbandits rejudge`` can compute the verdict again from the record alone.
 
     The optional fields are left out of :meth:`to_dict` when not set, so a record of a claim that
     declares none of them reads as before.
@@ -82,6 +86,7 @@ class Claim:
     sensitive_to: Mapping[str, Mapping[str, str]] | None = None
     ours: bool | None = None
     reconstructed: bool | None = None
+    evidence: Mapping[str, Any] | None = None
 
     def __post_init__(self):
         if not _ID.match(self.id):
@@ -106,13 +111,14 @@ class Claim:
             details = dict(result.details)
             kw.setdefault("sensitive_to", details.pop("sensitive_to", None))
             kw.setdefault("details", _plain(details) or None)
+        kw.setdefault("evidence", result.evidence())
         return cls(
             id, statement, _plain(paper_value), _plain(measured), result.verdict, result.reason, result.criterion, **kw
         )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for optional in ("kind", "details", "sensitive_to", "ours", "reconstructed"):
+        for optional in ("kind", "details", "sensitive_to", "ours", "reconstructed", "evidence"):
             if d[optional] is None:
                 del d[optional]
         return d

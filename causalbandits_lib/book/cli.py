@@ -1,8 +1,9 @@
-"""The ``causalbandits`` command: list, run, sweep, sensitivity, collect, report, cite, diff and verify.
+"""The ``causalbandits`` command: list, run, sweep, sensitivity, collect, report, cite, diff, rejudge
+and verify.
 
-Exit codes: 0 success (for ``diff`` and ``verify``: the results are identical); 2 bad arguments or
-parameters (nothing was executed); 1 a notebook failed, a record is invalid, or ``diff`` or
-``verify`` found differences;
+Exit codes: 0 success (for ``diff``, ``rejudge`` and ``verify``: the results are identical); 2 bad
+arguments or parameters (nothing was executed); 1 a notebook failed, a record is invalid, or
+``diff``, ``rejudge`` or ``verify`` found differences;
 130 interrupted (Ctrl-C, SIGINT), 143 terminated (SIGTERM). Every error ends in one line
 ``causalbandits: error: ...`` naming the thing, the value and what is allowed.
 """
@@ -416,6 +417,28 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_FAILED if different else 0
 
 
+# ---------------------------------------------------------------------------- rejudge
+def cmd_rejudge(args: argparse.Namespace) -> int:
+    from .rejudge import rejudge_paths
+
+    results = rejudge_paths([Path(p) for p in args.records])
+    bad = 0
+    for r in results:
+        judged = r.n_claims - len(r.without_evidence)
+        print(
+            f"{r.path}: {judged} claim(s) judged again, {judged - len(r.differences)} identical, "
+            f"{len(r.differences)} differ"
+            + (f", {len(r.without_evidence)} without stored evidence" if r.without_evidence else "")
+        )
+        for cid, lines in list(r.differences.items())[: args.max_lines]:
+            print(f"  claims.{cid}: {'; '.join(lines)}")
+        for cid in r.without_evidence[: args.max_lines]:
+            print(f"  claims.{cid}: no evidence stored (record made before evidence was kept)")
+        bad += not r.ok
+    print(f"{len(results)} record(s): {len(results) - bad} reproduce every verdict, {bad} do not")
+    return EXIT_FAILED if bad or not results else 0
+
+
 # ---------------------------------------------------------------------------- verify
 def _print_verification(v, rtol: float, max_lines: int) -> None:
     if v.ok:
@@ -619,6 +642,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-lines", type=int, default=20, help="differences shown per record [%(default)s]")
     p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance for numbers (0: exact) [%(default)s]")
     p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser(
+        "rejudge", help="judge every claim of records again from their stored evidence (exit 1 if any differs)"
+    )
+    p.add_argument("records", nargs="+", help="records (.json) or folders of records")
+    p.add_argument("--max-lines", type=int, default=20, help="differences shown per record [%(default)s]")
+    p.set_defaults(func=cmd_rejudge)
 
     p = sub.add_parser(
         "verify", help="re-run cited records with their parameters and compare the results (exit 1 if they differ)"

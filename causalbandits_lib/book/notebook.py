@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..core.checks import VERDICTS, Verdict, not_testable
+from ..core.checks import RESULT_KINDS, VERDICTS, Margin, Verdict, on_stand_in, uses_check
 from ..core.curves import summarise_curve
 from ..core.streams import SEED_SCHEME, notebook_seed_sequence
 from . import paths
@@ -40,7 +40,15 @@ from .params import NotebookSpec, load_chapter
 from .provenance import git_info, library_fingerprint, package_versions, platform_info, replaceable_stand_ins
 from .records import load_record, to_jsonable, write_record
 
-__all__ = ["RECORD_DIR_ENV", "find_notebook_spec", "setup_notebook", "configure_figures", "NotebookRun", "PaperResults"]
+__all__ = [
+    "RECORD_DIR_ENV",
+    "find_notebook_spec",
+    "load_margins",
+    "setup_notebook",
+    "configure_figures",
+    "NotebookRun",
+    "PaperResults",
+]
 
 #: Environment variable naming the folder records are written to (set by ``causalbandits run``).
 RECORD_DIR_ENV = "CAUSALBANDITS_RECORD_DIR"
@@ -71,6 +79,28 @@ def find_notebook_spec(notebook_id: str) -> NotebookSpec:
     if name not in spec.notebooks:
         raise ValueError(f"chapter {chapter!r} declares no notebook {name!r}; it has {sorted(spec.notebooks)}")
     return spec.notebooks[name]
+
+
+def load_margins(chapter: str) -> dict[str, Margin]:
+    """The equivalence margins of a chapter: ``notebooks/<chapter>/margins.yml`` maps a claim id to
+    ``{margin: number, basis: text}`` (where the number comes from: the paper's figure resolution,
+    its own tolerance, a stated fraction of the effect). No file: no margins."""
+    import yaml
+
+    path = paths.notebooks_dir() / chapter / "margins.yml"
+    if not path.is_file():
+        return {}
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: must map claim ids to {{margin, basis}}")
+    out = {}
+    for cid, entry in raw.items():
+        if not isinstance(entry, dict) or set(entry) != {"margin", "basis"}:
+            raise ValueError(f"{path}: {cid}: needs exactly 'margin' (a positive number) and 'basis' (text)")
+        if not str(cid).startswith(chapter + "."):
+            raise ValueError(f"{path}: {cid}: a margin of chapter {chapter!r} names one of its claims")
+        out[str(cid)] = Margin(float(entry["margin"]), str(entry["basis"]).strip(), str(cid))
+    return out
 
 
 def _user_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
@@ -232,6 +262,41 @@ class NotebookRun:
         """A :class:`numpy.random.Generator` for a named purpose (see :meth:`seed_sequence`)."""
         return np.random.Generator(np.random.PCG64(self.seed_sequence(name)))
 
+    # -- margins stated with the claims -------------------------------------------------------
+    def margin(self, claim_id: str) -> Margin:
+        """The equivalence margin stated for ``claim_id`` in ``notebooks/<chapter>/margins.yml``
+        (committed with the claims, before any record; see :func:`load_margins`)."""
+        margins = load_margins(self.chapter)
+        if claim_id not in margins:
+            raise KeyError(
+                f"no margin for {claim_id!r} in notebooks/{self.chapter}/margins.yml: state it there (value and "
+                f"basis) before judging an equality; it has {sorted(margins) or 'none'}"
+            )
+        return margins[claim_id]
+
+    def _check_margins(self, claim_id: str, evidence: Mapping[str, Any] | None) -> None:
+        """Every margin a verdict used is one of the chapter's stated margins, unchanged."""
+        stated = load_margins(self.chapter)
+
+        def walk(x):
+            if isinstance(x, dict):
+                if set(x) == {"__margin__"}:
+                    yield x["__margin__"]
+                    return
+                for v in x.values():
+                    yield from walk(v)
+            elif isinstance(x, list):
+                for v in x:
+                    yield from walk(v)
+
+        for m in walk(evidence or {}):
+            ref = stated.get(m.get("claim", ""))
+            if ref is None or ref.value != m["value"] or ref.basis != m["basis"]:
+                raise ValueError(
+                    f"claim {claim_id}: margin {m.get('value')} ({m.get('claim') or 'unnamed'}) is not a margin stated "
+                    f"in notebooks/{self.chapter}/margins.yml; use nb.margin(claim_id)"
+                )
+
     # -- measurements -----------------------------------------------------------------------
     def metric(self, name: str, value: Any) -> None:
         """Record a named metric (a number or a list of numbers). Returns nothing, so that a cell
@@ -275,17 +340,30 @@ class NotebookRun:
 
         ``datasets`` names the real data sets the claim is about (default: every data set in use
         whose name is a word of the statement). When such a data set was replaced by its synthetic
-        stand-in (:meth:`use_dataset` with ``stand_in: true``), the claim is ``not testable here``:
-        a stand-in can say nothing about the real data.
+        stand-in (:meth:`use_dataset` with ``stand_in: true``), the claim is ``not testable here``
+        (:func:`~causalbandits_lib.core.checks.on_stand_in`): a stand-in can say nothing about the
+        real data; its measurement is kept beside the verdict.
+
+        A result (kind ``experiment`` or ``theorem``) must be judged by a check that reports a
+        measured margin and its uncertainty: a verdict of ``check_all`` over booleans (anywhere in
+        it) is refused for a result; such a claim is an identity or a construction.
         """
         if not isinstance(result, Verdict):
             raise TypeError("result must be a Verdict from a check function of causalbandits_lib.core.checks")
+        if result.check is None:
+            raise TypeError(
+                f"claim {id}: its verdict was not produced by a check of causalbandits_lib.core.checks (it keeps no "
+                "inputs, so no record could judge it again)"
+            )
+        if kind in RESULT_KINDS and uses_check(result.evidence(), "check_all"):
+            raise ValueError(
+                f"claim {id}: a result ({kind}) judged by check_all over booleans; judge it by a check that reports "
+                "a measured margin and its uncertainty, or declare it an identity or a construction"
+            )
+        self._check_margins(id, result.evidence())
         missing = self._stand_ins_about(statement, datasets)
         if missing:
-            result = not_testable(
-                f"judged on the synthetic stand-in for {', '.join(missing)}, not the real data set "
-                f"(its files were not available); measured on the stand-in: {result.verdict} ({result.reason})"
-            )
+            result = on_stand_in(result, missing)
         if not id.startswith(self.chapter + "."):
             raise ValueError(f"claim id {id!r} must start with the chapter name {self.chapter!r}")
         if any(c.id == id for c in self.claims):
@@ -310,7 +388,11 @@ class NotebookRun:
 
         replaced = replaceable_stand_ins(self.data)
         if datasets is not None:
-            return [n for n in replaced if n in datasets]
+            # a data set the claim names explicitly is judged on its real files only: named and not loaded
+            # as real data while a stand-in was declared, it was measured on that stand-in
+            real = {str(d.get("name")) for d in self.data if not d.get("stand_in")}
+            any_stand_in = any(d.get("stand_in") for d in self.data)
+            return [n for n in datasets if n in replaced or (any_stand_in and n not in real)]
         return [n for n in replaced if re.search(rf"\b{re.escape(n)}\b", statement, flags=re.IGNORECASE)]
 
     def use_dataset(self, provenance: Mapping[str, Any]) -> None:

@@ -310,7 +310,99 @@ def render_reproducibility(chapters: Mapping[str, ChapterSpec], results_dir: Pat
         LEGEND,
         "",
     ]
-    return HEADER.format() + "\n".join(summary) + "\n" + "\n".join(sections)
+    extra = [render_standard(), render_margins(chapters), render_mutants()]
+    return HEADER.format() + "\n".join(summary) + "\n" + "\n".join(extra) + "\n" + "\n".join(sections)
+
+
+def render_standard() -> str:
+    """The rule that decides every verdict, written from the constants of :mod:`core.checks` (so the
+    page cannot state another rule than the one the checks apply)."""
+    from ..core import checks as ck
+
+    horizons = ", ".join(f"{f:g}·T" for f in ck.RATE_HORIZONS)
+    return "\n".join(
+        [
+            "## The rule that decides a verdict",
+            "",
+            "Every elementary test of a claim (one instance, one part, one pair of an ordering, one horizon of a "
+            "rate) says one of three things: the claim **holds**, is **contradicted**, or the test is "
+            "**inconclusive** (the runs cannot tell). One rule combines them, for instances and for parts alike:",
+            "",
+            "| the tests say | verdict |",
+            "|---|---|",
+            "| holds on at least half, contradicted on none | reproduced |",
+            "| contradicted on at least half | not reproduced |",
+            f"| inconclusive on all | not testable here (underpowered), with the runs a test of {ck.POWER:.0%} "
+            "power would need |",
+            "| anything else | partly |",
+            "",
+            f"- **Orderings** are judged on paired differences over runs that share their random numbers: a pair "
+            f"holds when its mean difference clears {ck.Z:g} standard errors, is contradicted when it clears them the "
+            "other way (or is zero in every run), and is inconclusive otherwise.",
+            f"- **Equalities** are judged by an equivalence test (two one-sided t-tests at {ck.EQUIVALENCE_ALPHA:g}) "
+            "against a margin stated with the claim in `notebooks/<chapter>/margins.yml` before any record "
+            "(listed below): equivalent when the "
+            f"{1 - 2 * ck.EQUIVALENCE_ALPHA:.0%} interval of the difference lies inside the margin, different when "
+            "it lies outside it. More runs make either answer easier to reach.",
+            f"- **Rates** follow one protocol: the growth exponent at the horizons {horizons} (each fitted over "
+            f"[h/10, h]), with a {ck.RATE_LEVEL:.0%} jackknife t-interval over at least {ck.RATE_MIN_RUNS} runs, "
+            f"against one margin ±{ck.RATE_MARGIN:g}; *sublinear* means the interval's upper end is below 1. An "
+            "exponential rate is tested on the log of the error against the budget.",
+            f"- **Bounds** are tested only where informative, below {ck.INFORMATIVE_BELOW:g} of the trivial bound.",
+            "- A claim about a real data set measured on a **synthetic stand-in** is *not testable here (stand-in)*, "
+            "with the stand-in's measurement beside it.",
+            "- **Results** (experiments, theorems) are judged by checks that report a measured margin and its "
+            "uncertainty; boolean checks are for identities and constructions only.",
+            "- Every claim keeps the inputs of its check in its record: `causalbandits rejudge RECORD` computes every "
+            "verdict again from the record alone.",
+            "",
+        ]
+    )
+
+
+def render_margins(chapters: Mapping[str, ChapterSpec]) -> str:
+    """Every equivalence margin of the book, as committed with the claims."""
+    from .notebook import load_margins
+
+    rows = ["## Equivalence margins", "", "| claim | margin | basis |", "|---|---|---|"]
+    for ch in chapters.values():
+        for cid, m in load_margins(ch.name).items():
+            rows.append(f"| `{cid}` | ±{m.value:.4g} | {_cell(m.basis)} |")
+    if len(rows) == 4:
+        rows.append("| — | — | no equivalence claims |")
+    return "\n".join(rows) + "\n"
+
+
+def render_mutants(path: Path | None = None) -> str:
+    """The mutation score of the book's evidence (``make mutants`` writes ``results/mutants.json``)."""
+    import json
+
+    path = paths.book_root() / "results" / "mutants.json" if path is None else Path(path)
+    head = [
+        "## Does the book catch its own bugs?",
+        "",
+        "`make mutants` plants small, plausible bugs (kept as patches under `tests/mutants/`) in the code the "
+        "paper-scale runs use, one at a time in a copy of the book, and counts a bug as *caught* only when a unit "
+        "test or a code-check claim (identity, construction) fails or a notebook stops with an error; a verdict "
+        "that merely moves does not count, since bugs move verdicts both ways.",
+        "",
+    ]
+    if not path.is_file():
+        return "\n".join(head + ["No mutation report yet (`make mutants`).", ""])
+    rep = json.loads(path.read_text(encoding="utf-8"))
+    mutants = rep.get("mutants", [])
+    caught = sum(bool(m.get("caught")) for m in mutants)
+    head.append(f"Mutation score: **{caught} of {len(mutants)}** caught ({rep.get('mutation_score', 0):.0%}).")
+    head += ["", "| mutant | chapter | the planted bug | caught by |", "|---|---|---|---|"]
+    for m in mutants:
+        by = m.get("caught_by") or []
+        by_text = ", ".join(f"`{x}`" for x in by[:3]) + (f" and {len(by) - 3} more" if len(by) > 3 else "")
+        head.append(
+            f"| `{m.get('id')}` | {m.get('chapter')} | {_cell(m.get('description', ''))} | "
+            + (by_text if m.get("caught") else "**not caught**")
+            + " |"
+        )
+    return "\n".join(head) + "\n"
 
 
 #: Folder (beside the reproducibility page) of the generated chapter summary pages.

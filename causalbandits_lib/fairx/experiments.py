@@ -76,10 +76,8 @@ __all__ = [
     "regret_records",
     "rate_points",
     "rate_test",
-    "rate_test_horizons",
     "optimism_policy_error",
     "box_coverage",
-    "check_mean_below_bound",
     "check_slope_below",
 ]
 
@@ -718,14 +716,15 @@ def tuned_metrics(results: Mapping[str, "Tuned"], prefix: str = "tuned.") -> dic
 # -- the claims' checks (the standard of evidence of core.checks applied to this chapter's runs) ----
 
 
-def rate_points(t: np.ndarray, n: int = 25) -> np.ndarray:
-    """Indices of the checkpoints ``t`` nearest to ``n`` log-spaced horizons in ``[T/10, T]`` (distinct).
+def rate_points(t: np.ndarray, n: int = 40) -> np.ndarray:
+    """Indices of the checkpoints ``t`` nearest to ``n`` log-spaced horizons in ``[T/40, T]`` (distinct),
+    so that each horizon ``h`` of the rate protocol (``T/4``, ``T/2``, ``T``) has its window ``[h/10, h]``.
 
     The runs keep their cumulative regrets at checkpoints only (:func:`checkpoints_for`); the rate
     test reads them there rather than at exactly log-spaced rounds.
     """
     t = np.asarray(t, dtype=float)
-    targets = np.geomspace(t[-1] / 10, t[-1], n)
+    targets = np.geomspace(t[-1] / 40, t[-1], n)
     idx = np.unique(np.abs(np.log(t)[None, :] - np.log(targets)[:, None]).argmin(axis=1))
     return idx
 
@@ -733,54 +732,13 @@ def rate_points(t: np.ndarray, n: int = 25) -> np.ndarray:
 def rate_test(
     run: "FairnessRun", g: int = 0, which: str = "fairness", check: Callable[..., Verdict] = checks.check_rate, **kw
 ) -> Verdict:
-    """The one rate test (:func:`~causalbandits_lib.core.checks.check_rate` or ``check_sublinear``)
-    on the per-run cumulative regrets of configuration ``g`` of ``run``, read at :func:`rate_points`.
-
-    A mean curve that is not positive at every fitted horizon has no log-log slope: ``partly``
-    ("inconclusive") instead of an error.
-    """
+    """The one rate test (:func:`~causalbandits_lib.core.checks.check_rate` or ``check_sublinear``,
+    at the protocol's horizons ``T/4``, ``T/2`` and ``T``) on the per-run cumulative regrets of
+    configuration ``g`` of ``run``, read at :func:`rate_points`."""
     idx = rate_points(run.t)
     t = np.asarray(run.t, dtype=float)[idx]
     curves = np.asarray(getattr(run, which)[:, g], dtype=float)[:, idx]
-    mean = curves[:, t >= 0.1 * t.max()].mean(axis=0)
-    if np.any(mean <= 0):
-        return Verdict(
-            "partly",
-            f"inconclusive: the mean {which} regret is at or below 0 at {int(np.sum(mean <= 0))} fitted horizons, "
-            "so its log-log slope is undefined",
-            "the one rate test (core.checks.check_rate) needs a positive mean curve over t >= T/10",
-        )
     return check(t, curves, **kw)
-
-
-def rate_test_horizons(
-    run: "FairnessRun",
-    fractions: Sequence[float] = (0.25, 0.5, 1.0),
-    g: int = 0,
-    which: str = "fairness",
-    check: Callable[..., Verdict] = checks.check_rate,
-    **kw,
-) -> Verdict:
-    """The one rate test at several horizons: :func:`rate_test` on the run cut at ``h = f·T`` for
-    each ``f`` in ``fractions`` (fitted over ``[h/10, h]``), one part per horizon
-    (:func:`~causalbandits_lib.core.checks.check_parts`). A rate that holds only at one horizon, or
-    whose exponent drifts across the line as the horizon grows, is then not reproduced outright.
-    ``details["exponents"]`` keeps the fitted exponent and interval of every horizon."""
-    t = np.asarray(run.t)
-    parts, exponents = {}, {}
-    for f in fractions:
-        h = int(round(float(f) * t[-1]))
-        keep = t <= h
-        cut = FairnessRun(
-            t[keep], run.fairness[..., keep], run.reward[..., keep], {}, run.runs, run.seed, int(t[keep][-1])
-        )
-        v = rate_test(cut, g, which, check, **kw)
-        parts[f"T = {int(t[keep][-1]):,}"] = v
-        exponents[int(t[keep][-1])] = {k: v.details.get(k) for k in ("slope", "low", "high")}
-    out = checks.check_parts(
-        parts, f"the one rate test at each of the horizons {', '.join(parts)}, each fitted over [T/10, T]"
-    )
-    return Verdict(out.verdict, out.reason, out.criterion, dict(out.details, exponents=exponents))
 
 
 def optimism_policy_error(
@@ -837,44 +795,16 @@ def box_coverage(means: np.ndarray, w0: float, T: int, n_runs: int, rng: np.rand
     return out
 
 
-def check_mean_below_bound(samples, bound: float, trivial: float, what: str = "mean") -> Verdict:
-    """A mean over runs against a bound, tested only where the bound is below the trivial one
-    (:func:`~causalbandits_lib.core.checks.check_bound` decides vacuity, with the ratio); where it is
-    informative, :func:`~causalbandits_lib.core.checks.check_mean_below` (the mean plus two standard
-    errors below the bound)."""
-    mean, se = checks.mean_se(samples)
-    vac = checks.check_bound(mean, bound, trivial, what)
-    if vac.verdict == "not testable here":
-        return vac
-    v = checks.check_mean_below(samples, bound, what=what)
-    return Verdict(
-        v.verdict, v.reason + f" (bound / trivial = {bound / trivial:.4g})", v.criterion, dict(vac.details, se=se)
-    )
-
-
 def check_slope_below(
     run_a: "FairnessRun", run_b: "FairnessRun", g_a: int = 0, g_b: int = 0, names=("a", "b")
 ) -> Verdict:
-    """The log-log slope of ``run_a``'s fairness regret is smaller than ``run_b``'s: the bootstrap
-    intervals of :func:`~causalbandits_lib.core.checks.rate_interval` (the one rate test's fit) are
-    compared; disjoint with ``a`` below reproduced, disjoint with ``a`` above not reproduced,
-    overlapping ``partly`` (indistinguishable)."""
-    iv = {}
-    for key, run, g in ((names[0], run_a, g_a), (names[1], run_b, g_b)):
-        idx = rate_points(run.t)
-        iv[key] = checks.rate_interval(np.asarray(run.t, dtype=float)[idx], run.fairness[:, g][:, idx])
-    a, b = iv[names[0]], iv[names[1]]
-    reason = (
-        f"slope {names[0]} {a['slope']:.3g} [{a['low']:.3g}, {a['high']:.3g}] vs "
-        f"{names[1]} {b['slope']:.3g} [{b['low']:.3g}, {b['high']:.3g}]"
+    """The growth exponent of ``run_a``'s fairness regret is smaller than ``run_b``'s
+    (:func:`~causalbandits_lib.core.checks.check_slope_below`, the rate protocol's estimator)."""
+    ia, ib = rate_points(run_a.t), rate_points(run_b.t)
+    return checks.check_slope_below(
+        np.asarray(run_a.t, dtype=float)[ia],
+        run_a.fairness[:, g_a][:, ia],
+        np.asarray(run_b.t, dtype=float)[ib],
+        run_b.fairness[:, g_b][:, ib],
+        tuple(names),
     )
-    rule = f"95% bootstrap intervals of the log-log slopes (t >= T/10): {names[0]}'s entirely below {names[1]}'s"
-    details = {
-        names[0]: {k: a[k] for k in ("slope", "low", "high")},
-        names[1]: {k: b[k] for k in ("slope", "low", "high")},
-    }
-    if a["high"] < b["low"]:
-        return Verdict("reproduced", reason, rule, details)
-    if a["low"] > b["high"]:
-        return Verdict("not reproduced", reason, rule, details)
-    return Verdict("partly", reason + " (overlapping)", rule, details | {"indistinguishable": True})

@@ -395,19 +395,17 @@ def offline_estimation_error(
     return out
 
 
-def paired_comparisons(
-    values: Mapping[str, np.ndarray], pairs: Sequence[tuple[str, str]], z: float = 2.0
-) -> checks.Verdict:
+def paired_comparisons(values: Mapping[str, np.ndarray], pairs: Sequence[tuple[str, str]]) -> checks.Verdict:
     """Several claims ``low < high`` about per-run values that share their random numbers (run ``i``
     of every algorithm and threshold faces the same users and noise): each pair by
     :func:`~causalbandits_lib.core.checks.check_paired_lower` (it holds when the mean of
-    ``high - low`` exceeds ``z`` standard errors; values equal in every run fail it), the pairs
+    ``high - low`` exceeds ``checks.Z`` standard errors; values equal in every run fail it), the pairs
     together by :func:`~causalbandits_lib.core.checks.check_parts`."""
     if not pairs:
         raise ValueError("paired_comparisons needs at least one pair")
-    parts = {f"{lo} < {hi}": checks.check_paired_lower(values[lo], values[hi], (lo, hi), z=z) for lo, hi in pairs}
+    parts = {f"{lo} < {hi}": checks.check_paired_lower(values[lo], values[hi], (lo, hi)) for lo, hi in pairs}
     rule = (
         "; ".join(f"{lo} < {hi}" for lo, hi in pairs)
-        + f", each by more than {z:g} standard errors of the paired differences"
+        + f", each by more than {checks.Z:g} standard errors of the paired differences"
     )
     return checks.check_parts(parts, rule)

@@ -31,12 +31,12 @@ def test_vacuous_bound_is_not_testable_and_says_why():
 def test_bound_curve_tests_only_informative_horizons():
     t = np.array([10.0, 100.0, 1000.0, 10000.0])
     trivial = t * 1.0
-    bound = 30 * np.sqrt(t)  # 300 > 10 and > 100; below t from t = 900 on
+    bound = 15 * np.sqrt(t)  # above half the trivial bound t/2 at 10 and 100; below it from t = 900 on
     ok = checks.check_bound_curve(t, 0.5 * np.sqrt(t), bound, trivial)
     assert ok.verdict == "reproduced" and "2 informative horizons" in ok.reason
     assert ok.details["informative_horizons"] == 2
     # a violation where the bound is vacuous does not count, one where it is informative does
-    bad = checks.check_bound_curve(t, np.array([500.0, 400.0, 10.0, 3001.0]), bound, trivial)
+    bad = checks.check_bound_curve(t, np.array([500.0, 400.0, 10.0, 1501.0]), bound, trivial)
     assert bad.verdict == "not reproduced" and "t = 1e+04" in bad.reason
     assert checks.check_bound_curve(t, np.array([500.0, 400.0, 10.0, 10.0]), bound, trivial).verdict == "reproduced"
     vac = checks.check_bound_curve(t, np.zeros(4), 2 * trivial, trivial)
@@ -44,37 +44,39 @@ def test_bound_curve_tests_only_informative_horizons():
 
 
 def test_informative_horizon_finds_the_first_informative_T():
-    # 30 sqrt(T) < T  <=>  T > 900
+    # informative below half the trivial bound: 30 sqrt(T) < T / 2  <=>  T > 3600
     T = checks.informative_horizon(lambda T: 30 * math.sqrt(T), lambda T: float(T))
-    assert T == 901
-    assert checks.informative_horizon(lambda T: 2.0 * T, lambda T: float(T), t_max=10**6) is None
-    assert checks.informative_horizon(lambda T: 0.5, lambda T: float(T)) == 1
+    assert T == 3601
+    assert checks.informative_horizon(lambda T: 0.5 * T, lambda T: float(T), t_max=10**6) is None
+    assert checks.informative_horizon(lambda T: 0.4, lambda T: float(T)) == 1
 
 
 def test_identical_settings_are_indistinguishable():
     rng = np.random.default_rng(0)
     x = rng.normal(size=50)
     order = checks.check_paired_order({"a": x, "b": x.copy()}, ["a", "b"])
-    assert order.verdict == "not reproduced" and order.indistinguishable  # equal in every run: not "a < b"
+    assert order.verdict == "not reproduced"  # equal in every run: not "a < b", contradicted
     assert "equal in every run" in order.reason
     assert order.details["paired_differences"]["b - a"] == {"mean": 0.0, "se": 0.0, "n": 50}
-    same = checks.check_paired_close(x, x.copy())
-    assert same.verdict == "reproduced" and same.indistinguishable
-    shifted = checks.check_paired_close(x, x + 0.5 + 0.01 * rng.normal(size=50))
+    margin = checks.Margin(0.1, "a stated margin")
+    same = checks.check_equivalent(x, x.copy(), ("a", "b"), margin)
+    assert same.verdict == "reproduced"
+    shifted = checks.check_equivalent(x, x + 0.5 + 0.01 * rng.normal(size=50), ("a", "b"), margin)
     assert shifted.verdict == "not reproduced" and not shifted.indistinguishable
     clear = checks.check_paired_order({"a": x, "b": x + 1.0}, ["a", "b"])
     assert clear.verdict == "reproduced" and not clear.indistinguishable
 
 
-def test_close_to_paper_uses_standard_error_and_printed_precision():
+def test_close_to_paper_is_an_equivalence_test_against_the_stated_margin():
     runs = np.array([560.0, 570.0, 566.0, 562.0, 568.0])  # mean 565.2, se ~1.8
-    assert checks.check_close_to_paper(runs, 566, precision=1).verdict == "reproduced"
-    far = checks.check_close_to_paper(runs, 600, precision=1)
+    margin = checks.Margin(57.1, "10% of the printed 566 plus half its unit")
+    assert checks.check_close_to_paper(runs, 566, margin).verdict == "reproduced"
+    far = checks.check_close_to_paper(runs, 700, margin)
     assert far.verdict == "not reproduced" and "± " in far.reason
     assert far.details["se"] == pytest.approx(runs.std(ddof=1) / math.sqrt(5))
-    # a noisy estimate gets a wider tolerance than a precise one at the same mean
+    # a noisy estimate no longer passes for being noisy: it cannot show equivalence
     noisy = np.array([400.0, 700.0, 566.0, 450.0, 710.0])
-    assert checks.check_close_to_paper(noisy, 600, precision=1).verdict == "reproduced"
+    assert checks.check_close_to_paper(noisy, 600, margin).verdict == "not testable here"
 
 
 def _curves(fn, n_runs=20, noise=0.05, seed=1):
@@ -124,7 +126,7 @@ def test_rate_test_says_when_there_is_no_rate():
     assert checks.check_rate(t, falling, 0.5, mode="at_most").verdict == "reproduced"  # no growth: at most √t
     assert checks.check_rate(t, falling, 1.0).verdict == "not reproduced"  # not linear growth
     v = checks.check_rate(t, falling, 0.0)
-    assert v.verdict == "partly" and "does not grow" in v.reason
+    assert v.verdict == "not testable here" and "does not grow" in v.reason
     with pytest.raises(ValueError, match="does not grow"):
         checks.rate_interval(t, falling)
     # noise that makes a growing curve fall now and then: falling intervals are merged, not an error
@@ -136,26 +138,30 @@ def test_rate_test_is_inconclusive_when_runs_cannot_tell():
     t = np.logspace(2, 5, 25)
     rng = np.random.default_rng(5)
     y = np.stack([3 * t**0.6 * np.exp(0.5 * rng.normal()) + np.cumsum(rng.exponential(0.3 * t**0.1)) for _ in range(4)])
-    v = checks.check_rate(t, y, 0.5, margin=0.1)
-    assert v.verdict == "partly" and v.reason.startswith("inconclusive")
-    assert v.details["low"] < 0.6 < v.details["high"]
+    v = checks.check_rate(t, y, 0.5)
+    assert v.verdict == "not testable here" and v.reason.startswith("underpowered")
+    last = v.details["exponents"][f"{t[-1]:.0f}"]
+    assert last["low"] < 0.6 < last["high"]
     # the same curves always give the same interval
     assert checks.rate_interval(t, y) == checks.rate_interval(t, y)
     with pytest.raises(ValueError, match="at least 4 horizons"):
         checks.rate_interval(t[:3], y[:, :3])
 
 
-def test_instances_need_every_instance():
+def test_instances_follow_the_one_rule():
     yes = checks.Verdict("reproduced", "ok", "r")
     no = checks.Verdict("not reproduced", "a > b", "r")
     tie = checks.check_paired_order({"a": np.zeros(5), "b": np.zeros(5)}, ["a", "b"])
+    noise = checks.check_mean_above([1.0, 3.0, 2.0, 2.5], 2.0)
     assert checks.check_instances({"0": yes, "1": yes}).verdict == "reproduced"
     part = checks.check_instances({"0": yes, "1": no, "2": yes})
-    assert part.verdict == "partly" and part.reason.startswith("2 of 3 instances")
+    assert part.verdict == "partly" and part.reason.startswith("holds on 2 of 3 instances")
     assert part.details["instances"]["1"]["verdict"] == "not reproduced"
-    assert checks.check_instances({"0": yes, "1": tie}).verdict == "reproduced"
+    assert checks.check_instances({"0": yes, "1": tie}).verdict == "not reproduced"  # a tie contradicts "a < b"
+    assert checks.check_instances({"0": yes, "1": noise}).verdict == "reproduced"  # half hold, none contradicted
+    assert checks.check_instances({"0": yes, "1": noise, "2": noise}).verdict == "partly"  # fewer than half
     assert checks.check_instances({"0": no, "1": no}).verdict == "not reproduced"
-    assert checks.check_instances({"0": tie}).verdict == "partly"
+    assert checks.check_instances({"0": noise}).verdict == "not testable here"
 
 
 def test_parts_negation_and_one_sided_means():
@@ -163,11 +169,11 @@ def test_parts_negation_and_one_sided_means():
     assert checks.check_parts({"x": yes, "y": yes}).verdict == "reproduced"
     assert checks.check_parts({"x": no, "y": no}).verdict == "not reproduced"
     both = checks.check_parts({"x": yes, "y": no})
-    assert both.verdict == "partly" and both.details["parts"]["y"]["verdict"] == "not reproduced"
-    # a claim whose only testable part fails is refuted; one whose testable part holds is only partly
+    assert both.verdict == "not reproduced" and both.details["parts"]["y"]["verdict"] == "not reproduced"
+    # a part not testable here counts as inconclusive: the one rule decides
     untestable = checks.Verdict("not testable here", "vacuous", "r")
     assert checks.check_parts({"x": no, "y": untestable}).verdict == "not reproduced"
-    assert checks.check_parts({"x": yes, "y": untestable}).verdict == "partly"
+    assert checks.check_parts({"x": yes, "y": untestable}).verdict == "reproduced"
     assert checks.check_parts({"x": yes, "y": no, "z": untestable}).verdict == "partly"
     assert checks.check_parts({"y": untestable}).verdict == "not testable here"
     assert checks.negate(yes, "not at most sqrt").verdict == "not reproduced"
@@ -175,17 +181,18 @@ def test_parts_negation_and_one_sided_means():
     assert checks.check_mean_above([3.0, 3.1, 2.9], 2.0).verdict == "reproduced"
     assert checks.check_mean_above([1.0, 1.1, 0.9], 2.0).verdict == "not reproduced"
     within = checks.check_mean_above([1.0, 3.0, 2.0, 2.5], 2.0)
-    assert within.verdict == "partly" and within.indistinguishable
+    assert within.verdict == "not testable here" and within.indistinguishable
 
 
 def test_bootstrap_increase_of_a_spread():
     rng = np.random.default_rng(2)
     base = rng.normal(size=(40, 3))
-    wider = checks.check_bootstrap_increase(lambda x: x.std(), base, 3 * base, "sd")
+    sd = "standard deviation"
+    wider = checks.check_bootstrap_increase(sd, base, 3 * base, "sd")
     assert wider.verdict == "reproduced" and wider.details["low"] > 0
-    assert checks.check_bootstrap_increase(lambda x: x.std(), 3 * base, base, "sd").verdict == "not reproduced"
-    same = checks.check_bootstrap_increase(lambda x: x.std(), base, base + 0.0, "sd")
-    assert same.verdict == "partly" and same.indistinguishable
+    assert checks.check_bootstrap_increase(sd, 3 * base, base, "sd").verdict == "not reproduced"
+    same = checks.check_bootstrap_increase(sd, base, base + 0.0, "sd")
+    assert same.verdict == "not testable here" and same.indistinguishable
 
 
 def test_sensitivity_records_how_a_verdict_moves():

@@ -89,3 +89,19 @@ def test_no_library_verdict_compares_means_bare():
             continue  # where the checks are defined
         bad += _bare_comparisons(ast.parse(path.read_text(encoding="utf-8")), str(path.relative_to(ROOT)))
     assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("spec", NOTEBOOKS, ids=[nb.id for nb in NOTEBOOKS])
+def test_verdicts_and_margins_are_never_typed_in(spec):
+    """A verdict comes from a check (which keeps its inputs), a margin from the chapter's committed
+    ``margins.yml`` (through ``nb.margin``): neither is built by hand in a notebook."""
+    nb = jupytext.read(ROOT / "notebooks" / spec.chapter / f"{spec.name}.md", fmt="md:myst")
+    bad = []
+    for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in ("Verdict", "Margin"):
+                    bad.append(f"{spec.id} code cell {i}: {name}(...) built by hand")
+    assert not bad, "\n".join(bad)

@@ -116,19 +116,20 @@ def test_claim_checks_pair_runs_and_test_bounds_only_where_informative():
     assert checks.check_paired_lower(final["a"], final["b"], ("a", "b")).verdict == "reproduced"
     assert checks.check_paired_lower(final["b"], final["a"], ("b", "a")).verdict == "not reproduced"
     tie = checks.check_paired_lower(final["b"], final["b"].copy(), ("b", "b2"))
-    assert tie.verdict == "not reproduced" and tie.indistinguishable and "equal in every run" in tie.reason
+    assert tie.verdict == "not reproduced" and "equal in every run" in tie.reason
     assert all_lower("a", ["b", "c"], final).verdict == "reproduced"
     assert all_lower("c", ["a", "b"], final).verdict in ("not reproduced", "partly")
     assert (
         checks.check_parts({"x": tie, "y": checks.check_paired_lower(final["a"], final["b"], ("a", "b"))}, "r").verdict
-        == "partly"
+        == "not reproduced"  # contradicted on 1 of 2 parts: at least half
     )
     # a regret bound: vacuous (above Δmax·t everywhere) -> not testable, with the horizon where it bites
     t = np.arange(1, 1001)
     curves = np.tile(0.05 * t, (4, 1))
     vac = regret_bound_verdict(curves, lambda h: 50.0 * np.sqrt(h), 0.2, "regret")
-    assert vac.verdict == "not testable here" and "T = 6.25e+04" in vac.reason
-    ok = regret_bound_verdict(curves, lambda h: 0.1 * h, 0.2, "regret")
+    # a √T bound: to be below half the trivial bound it needs 4x the horizon it needed to be below it
+    assert vac.verdict == "not testable here" and "T = 2.5e+05" in vac.reason
+    ok = regret_bound_verdict(curves, lambda h: 0.09 * h, 0.2, "regret")
     assert ok.verdict == "reproduced"
     bad = regret_bound_verdict(curves, lambda h: 0.01 * h, 0.2, "regret")
     assert bad.verdict == "not reproduced"
