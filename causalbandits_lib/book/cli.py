@@ -419,7 +419,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- rejudge
 def cmd_rejudge(args: argparse.Namespace) -> int:
+    import os
+    import subprocess
+
+    from .execution import blas_environment
     from .rejudge import rejudge_paths
+
+    env = blas_environment()
+    if any(os.environ.get(k) != v for k, v in env.items()):
+        # the checks' arithmetic (numpy's log, sums) must be the executions': numpy reads these
+        # variables when it is first imported, so judge in a fresh interpreter that has them
+        for p in args.records:
+            if not Path(p).exists():
+                raise FileNotFoundError(f"rejudge: {p}: no such record or folder")
+        cmd = [sys.executable, "-m", "causalbandits_lib.book.cli", "rejudge", *args.records]
+        cmd += ["--max-lines", str(args.max_lines)]
+        return subprocess.run(cmd, env={**os.environ, **env}, check=False).returncode
 
     results = rejudge_paths([Path(p) for p in args.records])
     bad = 0

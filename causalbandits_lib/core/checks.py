@@ -228,7 +228,8 @@ _INLINE = 64
 
 def encode(value: Any) -> Any:
     """A check's argument as plain JSON that :func:`decode` turns back into an equal value
-    (arrays bit for bit; tuples, non-string keys, non-finite floats, margins and verdicts kept)."""
+    (arrays bit for bit; tuples, the order and types of mapping keys, non-finite floats, margins
+    and verdicts kept)."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
@@ -258,8 +259,8 @@ def encode(value: Any) -> Any:
     if isinstance(value, list):
         return [encode(x) for x in value]
     if isinstance(value, Mapping):
-        if all(isinstance(k, str) for k in value) and not any(k.startswith("__") for k in value):
-            return {k: encode(v) for k, v in value.items()}
+        # as pairs, so that the order survives a record written with sorted keys (a check's reason
+        # lists its parts in the order given)
         return {"__items__": [[encode(k), encode(v)] for k, v in value.items()]}
     raise TypeError(
         f"a check's input must be numbers, arrays, strings, margins or verdicts, not {type(value).__name__}: "
@@ -305,7 +306,7 @@ def _recorded(fn):
     def check(*args, **kwargs):
         bound = sig.bind(*args, **kwargs)
         v = fn(*args, **kwargs)
-        return replace(v, check=fn.__name__, inputs=encode(dict(bound.arguments)))
+        return replace(v, check=fn.__name__, inputs={k: encode(a) for k, a in bound.arguments.items()})
 
     _CHECKS[fn.__name__] = fn
     return check
