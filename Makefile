@@ -6,6 +6,7 @@
 #   make test       install, run the whole test suite (unit, notebooks + nbval, book build, browser)
 #   make lint       ruff: line length, pyflakes, import order (also run by make test)
 #   make bench      vectorised runner against a plain loop over runs
+#   make mutants    small plausible bugs (tests/mutants/) each applied to a copy: are they all caught?
 #   make reproduce  every chapter at its paper profile -> results/paper/ (CHAPTER=name for one),
 #                   then every open choice's alternatives at the book profile -> results/sensitivity/
 #   make sensitivity  only the open choices' alternatives (CHAPTER=name for one), and the report
@@ -44,10 +45,10 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: help setup mathjax book pdf lint test test-unit test-notebooks test-book bench reproduce sensitivity report verify serve lock clean
+.PHONY: help setup mathjax book pdf lint test test-unit test-notebooks test-book bench mutants reproduce sensitivity report verify serve lock clean
 
 help:
-	@sed -n '1,14p' Makefile
+	@sed -n '1,15p' Makefile
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version' 
@@ -125,6 +126,12 @@ test-book: $(STAMP) $(MATHJAX)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet --no-deps -r requirements-bench.lock
 	$(PY) -m benchmarks --out _build/bench.json
+
+# Every mutant of tests/mutants/ applied to a temporary copy of the tree: caught when a unit test
+# fails, a code-check claim of the chapter's notebooks (smoke profile) stops being reproduced, or a
+# notebook stops with an error (tools/mutants.py); the score goes to results/mutants.json.
+mutants: $(STAMP)
+	$(PY) tools/mutants.py --out results/mutants.json
 
 reproduce: $(STAMP)
 	$(BIN)/causalbandits run $(CHAPTER) --profile paper --out _build/reproduce --record-dir results/paper --no-progress --jobs $(JOBS)
