@@ -264,6 +264,8 @@ def cmd_cite(args: argparse.Namespace) -> int:
     from .records import RecordError, load_record
 
     path = Path(args.record)
+    if not path.exists():
+        raise FileNotFoundError(f"cite: {path}: no such record; give a record (.json)")
     try:
         record = load_record(path)
     except RecordError as exc:
@@ -399,6 +401,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .records import RESULT_KEYS, RecordError, compare_record_files
 
     _check_rtol(args.rtol)
+    for p in (args.old, args.new):
+        if not Path(p).exists():
+            raise FileNotFoundError(f"diff: {p}: no such record or folder; give two records (.json) or two folders")
     try:
         found = compare_record_files(Path(args.old), Path(args.new), rtol=args.rtol)
     except RecordError as exc:
