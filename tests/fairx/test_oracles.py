@@ -38,6 +38,15 @@ def _two_arm_policy(logit: np.ndarray) -> np.ndarray:
     return np.stack([p0, 1.0 - p0], axis=-1)
 
 
+def _run(env, policy, T: int, seed: int, R: int, backend: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Simulate ``policy`` on ``env`` on one backend; return the pulls of arm 0 and of arm 1 before
+    every round (read from the certain rewards) and the deployed policies, each as (R, G, T[, K])."""
+    res = simulate(env, policy, T, seed=seed, n_runs=R, metrics=("policy", "reward"), backend=backend)
+    assert res.info["backend"] == backend
+    n0, n1 = _counts_before(np.moveaxis(res["reward"], 1, -1))
+    return n0, n1, np.moveaxis(res["policy"], 1, 2)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fairx_ucb_deploys_the_fair_policy_of_the_optimistic_corner(backend):
     """Oracle: Algorithm 1 worked by hand on two arms with certain rewards 1 and 0.
@@ -54,20 +63,10 @@ def test_fairx_ucb_deploys_the_fair_policy_of_the_optimistic_corner(backend):
     """
     c, w0 = 4.0, np.array([0.1, 0.03])
     T, R = 300, 3
-    res = simulate(
-        MultiLabelBandit(CERTAIN_LABELS),
-        alg.FairXUCB(ExpMerit(c), w0, 2, lr=10.0, steps=10),
-        T,
-        seed=5,
-        n_runs=R,
-        metrics=("policy", "reward"),
-        backend=backend,
+    n0, n1, policy = _run(
+        MultiLabelBandit(CERTAIN_LABELS), alg.FairXUCB(ExpMerit(c), w0, 2, lr=10.0, steps=10), T, 5, R, backend
     )
-    assert res.info["backend"] == backend
-    reward = np.moveaxis(res["reward"], 1, -1)  # (R, G, T)
-    n0, n1 = _counts_before(reward)
     assert n1[..., -1].min() >= 2 and n0[..., -1].min() >= 100  # both arms keep being pulled
-    policy = np.moveaxis(res["policy"], 1, 2)  # (R, G, T, K)
     np.testing.assert_array_equal(policy[:, :, :2], np.broadcast_to(np.eye(2), (R, 2, 2, 2)))
     n0, n1 = n0[..., 2:], n1[..., 2:]
     upper0 = 1.0 + w0[:, None] / np.sqrt(n0)
@@ -90,24 +89,14 @@ def test_fairx_ts_samples_from_the_conjugate_gaussian_posterior(backend):
     """
     c, prior_sd, reward_sd = 2.0, 1.0, np.array([0.5, 1.0])
     T, R = 400, 20
-    res = simulate(
-        MultiLabelBandit(CERTAIN_LABELS),
-        alg.FairXTS(ExpMerit(c), prior_sd, reward_sd, 2),
-        T,
-        seed=11,
-        n_runs=R,
-        metrics=("policy", "reward"),
-        backend=backend,
+    n0, n1, policy = _run(
+        MultiLabelBandit(CERTAIN_LABELS), alg.FairXTS(ExpMerit(c), prior_sd, reward_sd, 2), T, 11, R, backend
     )
-    assert res.info["backend"] == backend
-    reward = np.moveaxis(res["reward"], 1, -1)  # (R, G, T)
-    n0, n1 = _counts_before(reward)
     s0 = n0  # arm 0 paid 1 every time, arm 1 paid 0
     lik = 1.0 / reward_sd[:, None] ** 2
     prec0 = 1.0 / prior_sd**2 + n0 * lik
     prec1 = 1.0 / prior_sd**2 + n1 * lik
     m0 = s0 * lik / prec0
-    policy = np.moveaxis(res["policy"], 1, 2)  # (R, G, T, K)
     diff = np.log(policy[..., 0] / policy[..., 1]) / c
     z = (diff - m0) / np.sqrt(1.0 / prec0 + 1.0 / prec1)
     for g in range(len(reward_sd)):
@@ -137,20 +126,8 @@ def test_fairx_linucb_reaches_the_top_of_the_confidence_ellipsoid(backend):
     env = ContextTableBandit(contexts, np.zeros((1, 2)), np.array(CERTAIN_LABELS))
     c, beta, ridge = np.array([2.0, 3.0]), np.array([4.0, 0.25]), np.array([1.0, 2.0])
     T, R = 300, 2
-    res = simulate(
-        env,
-        alg.FairXLinUCB(ExpMerit(c), beta, ridge, d, 2, lr=10.0, steps=30),
-        T,
-        seed=2,
-        n_runs=R,
-        metrics=("policy", "reward"),
-        backend=backend,
-    )
-    assert res.info["backend"] == backend
-    reward = np.moveaxis(res["reward"], 1, -1)  # (R, G, T)
-    n0, _ = _counts_before(reward)
+    n0, _, policy = _run(env, alg.FairXLinUCB(ExpMerit(c), beta, ridge, d, 2, lr=10.0, steps=30), T, 2, R, backend)
     assert n0[..., -1].min() >= 100
     lam, b = ridge[:, None], beta[:, None]
     z_star = n0 / (lam + n0) + np.sqrt(b / (lam + n0))
-    policy = np.moveaxis(res["policy"], 1, 2)  # (R, G, T, K)
     np.testing.assert_allclose(policy, _two_arm_policy(c[:, None] * z_star), rtol=1e-9, atol=1e-13)
