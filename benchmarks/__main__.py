@@ -13,12 +13,15 @@ import sys
 from pathlib import Path
 
 from causalbandits_lib.book.chapters import registry_entries
+from causalbandits_lib.book.paths import book_root
 from causalbandits_lib.book.provenance import package_versions
 from causalbandits_lib.book.records import atomic_write_text
 
 from .cclb_paper import TARGET as CCLB_TARGET
 from .cclb_paper import run_cclb_paper
 from .harness import run_entry
+from .memory import run_memory
+from .paper_work import NUMPY_LIMIT, paper_work
 from .peers import check_targets, run_peers
 
 
@@ -26,10 +29,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--only", help="run only entries whose name contains this text")
     parser.add_argument("--out", default="_build/bench.json", help="JSON file for the results [%(default)s]")
-    parser.add_argument("--repeat", type=int, default=3, help="timing repetitions (best is kept) [%(default)s]")
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="interleaved timing repetitions (median and range kept) [%(default)s]"
+    )
     parser.add_argument("--no-peers", action="store_true", help="skip UCB1 against MABWiser and the compiled limit")
     parser.add_argument("--no-paper", action="store_true", help="skip CCLB at the paper's configuration (~3 min)")
     parser.add_argument("--cclb-horizon", type=int, help="rounds of the CCLB paper batch [the paper's, 10000]")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory row (UCB1, 1,000 x 100,000)")
     args = parser.parse_args(argv)
     entries = [e for e in registry_entries() if e.bench_T is not None and (not args.only or args.only in e.name)]
     if not entries:
@@ -100,8 +106,36 @@ def main(argv=None) -> int:
         print(f"  target: >= {CCLB_TARGET:g}x: {'met' if ok else 'NOT MET'}")
         if not ok:
             failures.append("cclb paper batch (kernel/numpy below the target)")
+    memory = None
+    if not args.no_memory and not args.only:
+        memory = run_memory()
+        print(
+            f"\nPeak memory, {memory['case']}: {memory['peak_mb']:.0f} MB ({memory['after_imports_mb']:.0f} MB after "
+            f"the imports; {memory['seconds']:.1f} s on the {memory['backend']} path; kept per round: "
+            f"{memory['kept_per_round'] or 'nothing'}, running sums at {memory['checkpoints']} checkpoints); "
+            f"target < {memory['target_mb']:.0f} MB: {'met' if memory['met'] else 'NOT MET'}"
+        )
+        if not memory["met"]:
+            failures.append("peak memory of the default long simulation")
+    work = paper_work(book_root() / "results" / "paper")
+    print(f"\nWhere the paper profile's time goes (committed records, {work['book_seconds']:.0f} s of notebooks):")
+    print(
+        f"  {'notebook':32s} {'environment':26s} {'policy':34s} {'path':8s} {'seconds':>8s} {'of nb':>6s} "
+        f"{'of book':>7s}"
+    )
+    for r in work["rows"]:
+        print(
+            f"  {r['notebook']:32s} {r['environment']:26s} {r['policy'][:34]:34s} {r['backend']:8s} "
+            f"{r['seconds']:8.1f} {r['share_of_notebook']:6.0%} {r['share_of_book']:7.1%}"
+        )
+    if work["without_ledger"]:
+        print(f"  records without the ledger (re-run them): {', '.join(work['without_ledger'])}")
+    for r in work["numpy_over_limit"]:
+        print(f"  on the numpy path above {NUMPY_LIMIT:g} s: {r['notebook']}: {r['environment']} x {r['policy']}")
     payload = {
         "results": results,
+        "memory": memory,
+        "paper_work": work,
         "peers": peers,
         "cclb_paper": paper,
         "platform": {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()},

@@ -13,21 +13,9 @@ implementation at the same number of runs.
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
-
 from causalbandits_lib.core.registry import BanditEntry, IdentifierEntry, close_arrays, same_arrays
 
-
-def best_time(fn, repeat: int):
-    """The smallest wall time of ``repeat`` calls of ``fn`` and the last result."""
-    best, out = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
+from .timing import interleaved, ratio_spread, spread
 
 
 def timing_row(name: str, n_runs: int, T: int, t_vec: float, t_loop: float) -> dict:
@@ -47,39 +35,55 @@ def timing_row(name: str, n_runs: int, T: int, t_vec: float, t_loop: float) -> d
     }
 
 
-def run_entry(entry, repeat: int = 3) -> list[dict]:
+def run_entry(entry, repeat: int = 5) -> list[dict]:
     """Time ``entry`` at each of its ``bench_runs``; a row says whether all runs at once equal one
     run at a time (``identical``); raises AssertionError if a compiled kernel disagrees with numpy.
 
     The vectorised and loop columns are both the readable numpy path (``backend="numpy"``), so
     their ratio measures the runs axis alone; a compiled kernel, where there is one, is timed in
-    the same process and compared with the numpy path (``kernel_speedup``).
+    the same process and compared with the numpy path (``kernel_speedup``). The repetitions are
+    interleaved (:func:`~benchmarks.timing.interleaved`; the loop over more than 10 runs once);
+    the rows keep the median of each and the median and range of the ratios (``*_spread``).
     """
     rows = []
     T = int(entry.bench_T)
     for n in entry.bench_runs:
-        loop_repeat = 1 if n > 10 else repeat
+        once = ("loop",) if n > 10 else ()
         if isinstance(entry, BanditEntry):
-            t_vec, vec = best_time(lambda: entry.simulate(T, n_runs=n, backend="numpy"), repeat)
-            t_loop, loop = best_time(lambda: entry.simulate_loop(T, n, backend="numpy"), loop_repeat)
-            same = all(same_arrays(vec[m], loop[m]) for m in vec.metrics)
+            fns = {
+                "vec": lambda: entry.simulate(T, n_runs=n, backend="numpy"),
+                "loop": lambda: entry.simulate_loop(T, n, backend="numpy"),
+            }
+            kernel = entry.has_kernel()
+            if kernel:
+                entry.simulate(min(T, 16), n_runs=1, backend="compiled")  # compile (or load the cache) first
+                fns["fast"] = lambda: entry.simulate(T, n_runs=n, backend="compiled")
         elif isinstance(entry, IdentifierEntry):
-            t_vec, vec = best_time(lambda: entry.identify(T, range(n)), repeat)
-            t_loop, loop = best_time(lambda: entry.identify_loop(T, n), loop_repeat)
-            same = vec.equals(loop)
+            fns = {"vec": lambda: entry.identify(T, range(n)), "loop": lambda: entry.identify_loop(T, n)}
+            kernel = False
         else:
             raise TypeError(f"not a registry entry: {entry!r}")
+        seconds, out = interleaved(fns, repeat, once=once)
+        vec, loop = out["vec"], out["loop"]
+        if isinstance(entry, BanditEntry):
+            same = all(same_arrays(vec[m], loop[m]) for m in vec.metrics)
+        else:
+            same = vec.equals(loop)
+        t_vec, t_loop = spread(seconds["vec"])["median"], spread(seconds["loop"])["median"]
         row = timing_row(entry.name, n, T, t_vec, t_loop)
         row["identical"] = bool(same)  # False is reported (and fails make bench), not hidden
-        if isinstance(entry, BanditEntry) and entry.has_kernel():
-            entry.simulate(min(T, 16), n_runs=1, backend="compiled")  # compile (or load the cache) first
-            t_fast, fast = best_time(lambda: entry.simulate(T, n_runs=n, backend="compiled"), repeat)
+        row["ratio_spread"] = ratio_spread(seconds["loop"], seconds["vec"])
+        row["repetitions"] = repeat
+        if kernel:
+            fast = out["fast"]
             if not all(close_arrays(vec[m], fast[m]) for m in vec.metrics):
                 raise AssertionError(f"{entry.name}: the compiled kernel and the numpy path differ at n_runs={n}")
+            t_fast = spread(seconds["fast"])["median"]
             row.update(
                 compiled_seconds=t_fast,
                 compiled_steps_per_second=T * n / t_fast,
                 kernel_speedup=t_vec / t_fast,
+                kernel_speedup_spread=ratio_spread(seconds["vec"], seconds["fast"]),
             )
         rows.append(row)
     return rows

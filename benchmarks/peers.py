@@ -17,7 +17,6 @@ Machines here are shared, so only ratios measured side by side mean something.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from numba import njit
@@ -25,6 +24,8 @@ from numba import njit
 from causalbandits_lib.core.environments import BernoulliBandit
 from causalbandits_lib.core.policies import UCB1
 from causalbandits_lib.core.runner import simulate
+
+from .timing import interleaved, ratio_spread, spread
 
 #: (arms, horizon, runs of the project and the limit, runs of MABWiser): the first is the problem
 #: of issue 17, the second ten times wider and longer.
@@ -86,17 +87,10 @@ def mabwiser_ucb1(means: np.ndarray, T: int, n_runs: int, seed: int) -> float | 
     return total / n_runs
 
 
-def _best_time(fn, repeat: int) -> float:
-    best = math.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def run_peers(repeat: int = 3, seed: int = 0) -> list[dict]:
-    """One row per problem with run-steps/s of every implementation and the ratios."""
+def run_peers(repeat: int = 5, seed: int = 0) -> list[dict]:
+    """One row per problem with run-steps/s of every implementation (medians of ``repeat``
+    interleaved repetitions; the numpy path and MABWiser once) and the ratios, with the median and
+    range of the paired ratios (``*_spread``)."""
     rows = []
     limit_ucb1(problem_means(3), 10, 1, 0)  # compile (or load from the cache) outside the timing
     simulate(BernoulliBandit(problem_means(3)), UCB1(3), 10, seed, n_runs=2)
@@ -107,21 +101,29 @@ def run_peers(repeat: int = 3, seed: int = 0) -> list[dict]:
         def project(backend: str):
             return simulate(BernoulliBandit(means), UCB1(k), T, seed, n_runs=runs, backend=backend)
 
-        times = {
-            "project_compiled": _best_time(lambda: project("auto"), repeat),
-            "project_numpy": _best_time(lambda: project("numpy"), 1),
-            "limit": _best_time(lambda: limit_ucb1(means, T, runs, seed), repeat),
+        fns = {
+            "project_compiled": lambda: project("auto"),
+            "limit": lambda: limit_ucb1(means, T, runs, seed),
+            "project_numpy": lambda: project("numpy"),
+            "mabwiser": lambda: mabwiser_ucb1(means, T, mab_runs, seed),
         }
-        rate = {name: steps / sec for name, sec in times.items()}
-        start = time.perf_counter()
-        peer = mabwiser_ucb1(means, T, mab_runs, seed)
-        if peer is not None:
-            rate["mabwiser"] = T * mab_runs / (time.perf_counter() - start)
+        seconds, out = interleaved(fns, repeat, once=("project_numpy", "mabwiser"))
+        med = {name: spread(sec)["median"] for name, sec in seconds.items()}
+        rate = {name: steps / med[name] for name in ("project_compiled", "limit", "project_numpy")}
+        if out["mabwiser"] is not None:
+            rate["mabwiser"] = T * mab_runs / med["mabwiser"]
         row = {"problem": f"UCB1, K={k} Bernoulli arms, T={T}", "runs": runs, "mabwiser_runs": mab_runs}
         row.update({f"{name}_steps_per_second": r for name, r in rate.items()})
         row["limit_over_project"] = rate["limit"] / rate["project_compiled"]
+        row["limit_over_project_spread"] = ratio_spread(seconds["project_compiled"], seconds["limit"])
         row["project_over_numpy"] = rate["project_compiled"] / rate["project_numpy"]
         row["project_over_mabwiser"] = rate["project_compiled"] / rate["mabwiser"] if "mabwiser" in rate else None
+        if "mabwiser" in rate:
+            per_step = np.asarray(seconds["mabwiser"]) / (T * mab_runs)
+            row["project_over_mabwiser_spread"] = ratio_spread(
+                per_step, np.asarray(seconds["project_compiled"]) / steps
+            )
+        row["repetitions"] = repeat
         rows.append(row)
     return rows
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from ..core.recorders import available_memory
 from .params import ParameterError
 
 __all__ = [
@@ -43,24 +44,6 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count() or 1
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available to new work (``MemAvailable``), None if unknown."""
-    try:
-        import psutil
-
-        return int(psutil.virtual_memory().available)
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:  # pragma: no cover
-        pass
-    return None
 
 
 def check_jobs(jobs: int, force: bool = False) -> None:

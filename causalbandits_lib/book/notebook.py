@@ -33,6 +33,7 @@ import numpy as np
 
 from ..core.checks import RESULT_KINDS, VERDICTS, Margin, Verdict, on_stand_in, uses_check
 from ..core.curves import summarise_curve
+from ..core.runner import work_by_pair, work_ledger
 from ..core.streams import SEED_SCHEME, notebook_seed_sequence
 from . import paths
 from .claims import Claim, claims_markdown, format_value
@@ -226,6 +227,9 @@ class NotebookRun:
         self.claims: list[Claim] = []
         self.data: list[dict[str, Any]] = []
         self.sections: dict[str, float] = {}
+        # every simulation of the execution (and of its worker processes): timings.simulations
+        self._ledger = work_ledger()
+        self.work = self._ledger.__enter__()
         self._started_wall = _dt.datetime.now(_dt.timezone.utc)
         self._started = time.perf_counter()
         self.record_path: Path | None = None
@@ -454,6 +458,7 @@ class NotebookRun:
                 "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                 "wall_seconds": round(time.perf_counter() - self._started, 3),
                 "sections": {k: round(v, 3) for k, v in self.sections.items()},
+                "simulations": work_by_pair(self.work),
             },
             "metrics": self.metrics,
             "curves": self.curves,

@@ -42,6 +42,23 @@ def _call(fn: Callable, kwargs: Mapping[str, Any]) -> tuple[bool, Any, str]:
         return False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}", f"pid {os.getpid()}"
 
 
+def _worker_call(fn: Callable, kwargs: Mapping[str, Any]) -> tuple[bool, Any, str, list[dict]]:
+    """:func:`_call` in a worker process, with the simulations it ran (the parent's work ledger,
+    :class:`~causalbandits_lib.core.runner.work_ledger`, does not see the worker's)."""
+    from .runner import work_ledger
+
+    with work_ledger() as work:
+        ok, value, where = _call(fn, kwargs)
+    return ok, value, where, work
+
+
+def _replay(work: list[dict]) -> None:
+    from .runner import note_work
+
+    for entry in work:
+        note_work(**entry)
+
+
 def map_tasks(
     fn: Callable[..., Any],
     tasks: Sequence[Mapping[str, Any]],
@@ -125,7 +142,8 @@ def _map_joblib(fn, tasks, jobs, retries, outcomes, on_done) -> None:
                 gen = Parallel(n_jobs=width, backend="loky", return_as="generator_unordered")(
                     delayed(_indexed_call)(fn, i, tasks[i], marks) for i in batch
                 )
-                for i, ok, value, where in gen:
+                for i, ok, value, where, work in gen:
+                    _replay(work)
                     finished.add(i)
                     o = outcomes[i]
                     o.ok, o.where = ok, where
@@ -158,8 +176,8 @@ def _indexed_call(fn, i, kwargs, marks=None):
     if marks is not None:
         with open(os.path.join(marks, str(i)), "w") as fh:  # this task has started, in this worker
             fh.write(str(os.getpid()))
-    ok, value, where = _call(fn, kwargs)
-    return i, ok, value, where
+    ok, value, where, work = _worker_call(fn, kwargs)
+    return i, ok, value, where, work
 
 
 def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
@@ -184,13 +202,14 @@ def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
     try:
         for i, kw in enumerate(tasks):
             outcomes[i].attempts += 1
-            futures[client.submit(_call, fn, kw, key=f"task-{i}-{outcomes[i].attempts}", pure=False)] = i
+            futures[client.submit(_worker_call, fn, kw, key=f"task-{i}-{outcomes[i].attempts}", pure=False)] = i
         seq = as_completed(futures)
         for fut in seq:
             i = futures.pop(fut)
             o = outcomes[i]
             try:
-                ok, value, where = fut.result()
+                ok, value, where, work = fut.result()
+                _replay(work)
             except Exception as exc:  # KilledWorker and friends: the worker died under the task
                 ok, value, where = False, f"worker died: {type(exc).__name__}: {exc}", "dask"
             o.ok, o.where = ok, where
@@ -200,7 +219,7 @@ def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
                 o.error = value
             if not ok and o.attempts <= retries:
                 o.attempts += 1
-                new = client.submit(_call, fn, tasks[i], key=f"task-{i}-{o.attempts}", pure=False)
+                new = client.submit(_worker_call, fn, tasks[i], key=f"task-{i}-{o.attempts}", pure=False)
                 futures[new] = i
                 seq.add(new)
             elif on_done:

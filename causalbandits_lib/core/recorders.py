@@ -23,7 +23,25 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["RecorderBase", "PerRound", "RunningSums", "CheckpointSums", "AtRounds"]
+__all__ = ["RecorderBase", "PerRound", "RunningSums", "CheckpointSums", "AtRounds", "available_memory"]
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new work (``MemAvailable``), None if unknown."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover
+        pass
+    return None
 
 
 class RecorderBase:
@@ -32,6 +50,10 @@ class RecorderBase:
     name = "recorder"
     #: per-round values needed to record whole blocks of rounds (None: this recorder cannot)
     block_inputs: tuple[str, ...] | None = None
+    #: the rounds (0-based, sorted) before whose decision ``before_decision`` must see the policy;
+    #: None: every round. A recorder that overrides ``before_decision`` and names its rounds keeps
+    #: the compiled kernel: the runner ends a block before each of them (see ``simulate``)
+    probe_rounds: tuple[int, ...] | None = None
 
     def after_block(self, t0: int, t1: int, values: Mapping[str, np.ndarray]) -> None:
         raise NotImplementedError(f"recorder {self.name!r} cannot record blocks of rounds")
@@ -230,10 +252,16 @@ class AtRounds(RecorderBase):
     """Call ``fn(t, context, policy)`` before the decision of each round in ``rounds`` (0-based)
     and keep the returns in round order. ``fn`` must not change the policy (probe a copy)."""
 
+    block_inputs: tuple[str, ...] = ()
+
     def __init__(self, fn: Callable[[int, Any, Any], Any], rounds: Sequence[int], name: str = "at_rounds"):
         self.fn = fn
         self.rounds = set(int(r) for r in rounds)
+        self.probe_rounds = tuple(sorted(self.rounds))
         self.name = name
+
+    def after_block(self, t0: int, t1: int, values) -> None:
+        pass
 
     def start(self, T: int, runs: np.ndarray) -> None:
         super().start(T, runs)

@@ -18,7 +18,11 @@ The checks, on identical seeds:
 3. **a run does not depend on its neighbours**: a subset of the runs, in another order, gives
    exactly those runs' rows of the full simulation;
 4. **a compiled kernel equals its numpy reference** (when the policy has one for the environment):
-   identical integer values (decisions, counts) and floating-point values within 1e-9 relative.
+   identical integer values (decisions, counts) and floating-point values within 1e-9 relative;
+5. **a kernel leaves the policy as the numpy path does** at any round, not only at the end of a
+   block: a recorder that probes a few rounds (:data:`PROBED`, so the kernel's blocks end there)
+   asks a copy of the policy for its decision; the kernel's run and the numpy run must agree on
+   those decisions too (the state a probing recorder, like cclb's, reads).
 
 Checks 1-3 run on the readable numpy path.
 """
@@ -125,6 +129,12 @@ class IdentifierEntry:
     :class:`~causalbandits_lib.core.protocols.Identifier`).
 
     ``make_identifier(budget)`` builds a fresh identifier with that budget of pulls.
+
+    An identifier may offer a compiled path beside its readable numpy one: it then has a method
+    ``with_backend(backend)`` that returns the same identifier on ``"numpy"`` or ``"compiled"``
+    (sharing whatever it caches), or ``None`` where that path is not available. An identifier
+    without the method has the numpy path only. ``identify`` and ``identify_loop`` run the numpy
+    path unless told otherwise (as the benchmark's identifier rows say they do).
     """
 
     name: str
@@ -136,11 +146,37 @@ class IdentifierEntry:
     target_ratio: float | None = None
     seed: int = 3
 
-    def identify(self, budget: int, runs: Sequence[int]) -> Any:
-        return self.make_identifier(budget).identify(self.seed, runs)
+    def make(self, budget: int, backend: str = "numpy") -> Identifier:
+        """A fresh identifier on ``backend`` (``"numpy"`` or ``"compiled"``).
 
-    def identify_loop(self, budget: int, n_runs: int) -> Any:
-        parts = [self.identify(budget, [i]) for i in range(n_runs)]
+        Raises
+        ------
+        ValueError
+            If ``backend`` is neither, or the identifier has no such path here.
+        """
+        if backend not in ("numpy", "compiled"):
+            raise ValueError(f"backend={backend!r}; allowed are 'numpy' and 'compiled'")
+        ident = self.make_identifier(budget)
+        switch = getattr(ident, "with_backend", None)
+        if switch is None:
+            if backend == "compiled":
+                raise ValueError(f"{self.name}: {type(ident).__name__} has no compiled path")
+            return ident
+        out = switch(backend)
+        if out is None:
+            raise ValueError(f"{self.name}: the {backend} path of {type(ident).__name__} is not available here")
+        return out
+
+    def has_kernel(self) -> bool:
+        """Whether the identifier offers a compiled path here."""
+        switch = getattr(self.make_identifier(self.budget), "with_backend", None)
+        return switch is not None and switch("compiled") is not None
+
+    def identify(self, budget: int, runs: Sequence[int], backend: str = "numpy") -> Any:
+        return self.make(budget, backend).identify(self.seed, runs)
+
+    def identify_loop(self, budget: int, n_runs: int, backend: str = "numpy") -> Any:
+        parts = [self.identify(budget, [i], backend) for i in range(n_runs)]
         return type(parts[0]).concatenate(parts)
 
 
@@ -167,6 +203,37 @@ def same_arrays(a: np.ndarray, b: np.ndarray) -> bool:
     if a.dtype.kind in "fc":
         return bool(np.array_equal(a, b, equal_nan=True))
     return bool(np.array_equal(a, b))
+
+
+class _Decides(RecorderBase):
+    """Before the decision of a few rounds, the decision a copy of the policy would take."""
+
+    name = "decides"
+    block_inputs: tuple[str, ...] = ()
+
+    def __init__(self, rounds: Sequence[int]):
+        self.probe_rounds = tuple(sorted(set(int(r) for r in rounds)))
+
+    def start(self, T: int, runs: np.ndarray) -> None:
+        super().start(T, runs)
+        self.decisions: list[np.ndarray] = []
+
+    def before_decision(self, t, context, policy) -> None:
+        import copy
+
+        if t in self.probe_rounds:
+            self.decisions.append(np.asarray(copy.deepcopy(policy).select(t, copy.deepcopy(context))).copy())
+
+    def after_block(self, t0, t1, values) -> None:
+        pass
+
+    def result(self) -> list[np.ndarray]:
+        return self.decisions
+
+
+def probed_rounds(T: int) -> tuple[int, ...]:
+    """The rounds check 5 probes: the second, one in the middle (not a block boundary), the last."""
+    return tuple(sorted({1, T // 2 + 1, T - 1} & set(range(T))))
 
 
 class _Shapes(RecorderBase):
@@ -225,11 +292,25 @@ def _bandit(entry: BanditEntry) -> list[str]:
         for k in full.metrics:
             if k not in fast.metrics or not close_arrays(full[k], fast[k]):
                 raise ConformanceError(f"{entry.name}: the compiled kernel and the numpy reference differ in {k!r}")
+        rounds = probed_rounds(T)
+        slow = entry.simulate(T, n_runs=n, recorders=[_Decides(rounds)], backend="numpy")
+        probed = entry.simulate(T, n_runs=n, recorders=[_Decides(rounds)], backend="compiled")
+        for k in full.metrics:
+            if not close_arrays(slow[k], probed[k]):
+                raise ConformanceError(
+                    f"{entry.name}: with blocks ending at rounds {rounds} the kernel differs in {k!r}"
+                )
+        for t, a, b in zip(rounds, slow.recorded["decides"], probed.recorded["decides"]):
+            if not close_arrays(a, b):
+                raise ConformanceError(
+                    f"{entry.name}: after the kernel's rounds 0..{t - 1} the policy decides round {t} otherwise than "
+                    "after the numpy path's (the kernel leaves its state out of sync)"
+                )
     return sorted(full.metrics)
 
 
 def _identifier(entry: IdentifierEntry) -> list[str]:
-    ident = entry.make_identifier(entry.budget)
+    ident = entry.make(entry.budget, "numpy")
     if not isinstance(ident, Identifier):
         raise ConformanceError(f"{entry.name}: {type(ident).__name__} does not follow the Identifier protocol")
     n = entry.n_runs
@@ -241,7 +322,18 @@ def _identifier(entry: IdentifierEntry) -> list[str]:
     part = entry.identify(entry.budget, subset)
     if not part.equals(full.select_runs(subset)):
         raise ConformanceError(f"{entry.name}: runs {subset} identified without their neighbours differ")
-    return ["identified"]
+    if not entry.has_kernel():
+        return ["identified"]
+    # an identifier's compiled path must give its numpy path's results bit for bit
+    fast = entry.identify(entry.budget, range(n), backend="compiled")
+    if not fast.equals(full):
+        raise ConformanceError(f"{entry.name}: the compiled path and the numpy reference differ")
+    part = entry.identify(entry.budget, subset, backend="compiled")
+    if not part.equals(full.select_runs(subset)):
+        raise ConformanceError(
+            f"{entry.name}: runs {subset} identified on the compiled path without their neighbours differ"
+        )
+    return ["identified", "compiled"]
 
 
 def conformance(entry: BanditEntry | IdentifierEntry) -> list[str]:

@@ -120,7 +120,7 @@ def test_simulate_with_replications_gives_each_configuration_the_same_environmen
 
 
 def test_backends_agree_and_say_which_ran():
-    from causalbandits_lib.core.recorders import AtRounds
+    from causalbandits_lib.core.recorders import RecorderBase
 
     env = lambda: BernoulliBandit([0.7, 0.6, 0.5])  # noqa: E731
     fast = simulate(env(), UCB1(3), 3000, seed=9, n_runs=6)
@@ -128,11 +128,17 @@ def test_backends_agree_and_say_which_ran():
     assert fast.info["backend"] == "compiled" and slow.info["backend"] == "numpy"
     for m in ("reward", "regret"):
         np.testing.assert_array_equal(fast[m], slow[m])
-    # a probe before each decision needs the per-round path: auto falls back, compiled refuses
-    probe = AtRounds(lambda t, c, p: t, [5])
-    assert simulate(env(), UCB1(3), 20, 0, n_runs=2, recorders=[probe]).info["backend"] == "numpy"
+
+    # a probe before every decision needs the per-round path: auto falls back, compiled refuses
+    class EveryRound(RecorderBase):
+        name = "every"
+
+        def before_decision(self, t, context, policy):
+            pass
+
+    assert simulate(env(), UCB1(3), 20, 0, n_runs=2, recorders=[EveryRound()]).info["backend"] == "numpy"
     with pytest.raises(ValueError, match="probes before each decision"):
-        simulate(env(), UCB1(3), 20, 0, n_runs=2, recorders=[AtRounds(lambda t, c, p: t, [5])], backend="compiled")
+        simulate(env(), UCB1(3), 20, 0, n_runs=2, recorders=[EveryRound()], backend="compiled")
     with pytest.raises(ValueError, match="has no compiled kernel"):
         simulate(env(), UCB1(3, n_contexts=2), 20, 0, n_runs=2, backend="compiled")
     with pytest.raises(ValueError, match="backend='fast' is not one of"):
@@ -160,3 +166,88 @@ def test_round_noise_is_the_documented_stream(kind, draw):
         gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(7, spawn_key=(run, stream_key("env/x")))))
         chunks = [getattr(gen, draw)((5, 2)) for _ in range(3)]
         np.testing.assert_array_equal(got[row], np.concatenate(chunks)[:12])
+
+
+@pytest.mark.parametrize("rounds", [[0], [5, 1023, 1024, 1025], [2047, 2048, 2999]])
+def test_probed_rounds_keep_the_kernel_and_see_the_numpy_state(rounds):
+    """A recorder that names the rounds it probes keeps the compiled kernel: the blocks end before
+    each probed round, and the probe sees exactly the policy and context of the numpy path."""
+    from causalbandits_lib.core.recorders import AtRounds
+
+    def probe(t, context, policy):
+        return t, context, policy.stats.counts.copy(), policy.stats.sums.copy()
+
+    def run(backend):
+        return simulate(
+            ContextualBernoulliBandit([0.3, 0.7], [[0.2, 0.8, 0.5], [0.9, 0.1, 0.4]]),
+            UCB1(3, n_contexts=2),
+            3000,
+            seed=4,
+            n_runs=5,
+            recorders=[AtRounds(probe, rounds, name="p")],
+            backend=backend,
+        )
+
+    fast, slow = run("compiled"), run("numpy")
+    assert fast.info["backend"] == "compiled"
+    assert [p[0] for p in fast.recorded["p"]] == sorted(rounds)
+    for a, b in zip(fast.recorded["p"], slow.recorded["p"]):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    for m in ("reward", "regret"):
+        np.testing.assert_array_equal(fast[m], slow[m])
+
+
+def test_default_keeps_running_sums_when_per_round_arrays_would_be_large(monkeypatch):
+    import causalbandits_lib.core.runner as runner
+
+    env = lambda: BernoulliBandit([0.7, 0.6, 0.5])  # noqa: E731
+    full = simulate(env(), UCB1(3), 2500, seed=2, n_runs=4)
+    assert set(full.metrics) == {"regret", "reward"} and full.sums is None
+    monkeypatch.setattr(runner, "PER_ROUND_BUDGET", 1000)
+    for backend in ("numpy", "compiled"):
+        light = simulate(env(), UCB1(3), 2500, seed=2, n_runs=4, backend=backend)
+        assert light.metrics == {} and light.sums is not None
+        t, cum = light.curve("regret")
+        assert t[0] == 1 and t[-1] == 2500
+        # running sums equal numpy's cumulative sum at the checkpoints, bit for bit
+        np.testing.assert_array_equal(cum, full.cumulative("regret")[:, t - 1])
+        np.testing.assert_array_equal(light.final("reward"), np.cumsum(full["reward"], axis=1)[:, -1])
+        with pytest.raises(KeyError, match="was not kept per round"):
+            light.cumulative("regret")
+
+
+def test_per_round_values_that_cannot_fit_are_refused_before_running(monkeypatch):
+    import causalbandits_lib.core.runner as runner
+
+    monkeypatch.setattr(runner, "available_memory", lambda: 10_000)
+    with pytest.raises(MemoryError, match=r"1000 runs x 100000 rounds needs at least 1.49 GB"):
+        simulate(BernoulliBandit([0.5, 0.4]), UCB1(2), 100_000, seed=0, n_runs=1000, metrics=("regret", "reward"))
+
+
+def test_the_work_ledger_names_every_simulation():
+    from causalbandits_lib.core.runner import work_ledger
+
+    with work_ledger() as entries:
+        simulate(BernoulliBandit([0.5, 0.4]), UCB1(2), 50, seed=0, n_runs=3)
+        simulate(BernoulliBandit([0.5, 0.4]), UCB1(2), 50, seed=0, n_runs=3, backend="numpy")
+    simulate(BernoulliBandit([0.5, 0.4]), UCB1(2), 50, seed=0, n_runs=3)  # after the ledger closed
+    assert [(e["environment"], e["policy"], e["backend"], e["runs"], e["rounds"]) for e in entries] == [
+        ("BernoulliBandit", "UCB1", "compiled", 3, 50),
+        ("BernoulliBandit", "UCB1", "numpy", 3, 50),
+    ]
+    from causalbandits_lib.core.runner import work_by_pair
+
+    rows = work_by_pair(entries + [dict(entries[0], seconds=100.0)])
+    assert [(r["backend"], r["calls"], r["run_steps"]) for r in rows] == [("compiled", 2, 300), ("numpy", 1, 150)]
+
+
+def test_simulations_in_worker_processes_reach_the_parent_ledger():
+    from causalbandits_lib.core.parallel import map_tasks
+    from causalbandits_lib.core.runner import work_ledger
+
+    tasks = [dict(env=BernoulliBandit([0.5, 0.4]), policy=UCB1(2), T=40, seed=s, n_runs=2) for s in range(3)]
+    with work_ledger() as entries:
+        outcomes = map_tasks(simulate, tasks, jobs=2)
+    assert all(o.ok for o in outcomes)
+    assert sorted((e["policy"], e["rounds"], e["runs"]) for e in entries) == [("UCB1", 40, 2)] * 3
