@@ -5,12 +5,17 @@ One kernel steps FairX-UCB (projected gradient, ``f = exp(cμ)``), FairX-TS, Fai
 :class:`~.model.ArmsBandit`, :class:`~.model.PriorArmsBandit` or the multi-armed replay of a click
 log (:class:`~.yahoo.ReplayEnvironment` with ``mode="mab"``: the policy is over each event's pool
 of candidates, the UCB family plays an unpulled candidate first, and only the events whose arm is
-the logged one are learnt from, ``accepted``), for every run and configuration, through a block of
+the logged one are learnt from, ``accepted``), or, for another chapter that runs these context-free
+learners on a contextual problem, against the core's
+:class:`~causalbandits_lib.core.environments.ContextualBernoulliBandit` (the policy ignores the
+round's context, the click's mean depends on it), for every run and configuration, through a block of
 rounds, reading the same named random streams as the numpy classes of
 :mod:`.algorithms` and :mod:`.model` (which stay the readable reference). It writes the deployed
 policy of every round, from which the fairness and reward regrets are computed exactly as on the
 numpy path (:func:`.experiments.regret_values`); a conformance check compares the two paths for
-every registered pair.
+every registered pair. A caller that steps the kernel inside its own can also have the played arms
+(``run(..., arms=)``) and clip FairX-UCB's confidence box into per-run bounds (``kernel_for(...,
+box_bounds=)``); neither is used by this chapter.
 
 The arithmetic repeats the numpy path's operation for operation, including the order of its sums
 (numpy reduces a row of eight or more numbers pairwise:
@@ -35,7 +40,7 @@ __all__ = ["FairXKernel", "kernel_for", "softmax_sample_row", "sample_row"]
 # algorithm codes
 FAIRX_UCB, FAIRX_TS, FAIRX_EG, UCB, TS, EG = range(6)
 # environment codes
-MULTILABEL, BERNOULLI, GAUSSIAN, REPLAY = range(4)
+MULTILABEL, BERNOULLI, GAUSSIAN, REPLAY, CONTEXTUAL = range(5)
 
 
 @njit(cache=True)
@@ -117,6 +122,13 @@ def _pgd_exp(c, lower, upper, mean, lr, steps, y, ylo, yhi, e, ey, g, prev):
             break
 
 
+@njit(cache=True, inline="always")
+def _clip(x, lo, hi):
+    """``np.clip`` of a float (no NaN here): ``min(max(x, lo), hi)`` as numpy orders it."""
+    v = x if x > lo else lo
+    return v if v < hi else hi
+
+
 @njit(cache=True)
 def _mab_block(
     algo,
@@ -143,9 +155,13 @@ def _mab_block(
     pools,
     shown,
     click,
+    env_ctx,
+    ctx_means,
+    box,
     policy_out,
     reward_out,
     accepted_out,
+    arms_out,
 ):
     """Every run and configuration through the rounds of one block (see the module docstring).
 
@@ -156,14 +172,20 @@ def _mab_block(
     labels : (n, K) 0/1 labels (multi-label); arm_means : (R, K) exact means
     pools, shown, click : (B, P), (B,), (B,) replay only: the candidate arms of each logged event,
         the index (into the pool) of the logged arm and its click
+    env_ctx, ctx_means : (R, B), (n_contexts, K) contextual only: the round's context and the
+        Bernoulli means of every context
+    box : (lower, upper (R, G, K), whether to clip): FairX-UCB's empirical means and the ends of
+        its box are clipped into ``[lower, upper]`` when the flag is set
     policy_out : (R, B, G, P) deployed policies (P = K without replay); reward_out : (R, B, G)
-    rewards; accepted_out : (R, B, G) replay only, whether the run's arm is the logged one
+    rewards; accepted_out : (R, B, G) replay only, whether the run's arm is the logged one;
+    arms_out : (R, B, G) the arm played (an index into the pool in replay)
     """
     R, G, K = counts.shape
     B = u_arm.shape[1]
     n_examples = labels.shape[0]
     round_robin = algo == FAIRX_UCB or algo == UCB
     replay = env == REPLAY
+    box_lo, box_hi, clip_box = box
     every_arm = np.arange(K)
     mu = np.empty(K)
     lower = np.empty(K)
@@ -209,6 +231,11 @@ def _mab_block(
                         mu[p] = mean
                         lower[p] = mean - width
                         upper[p] = mean + width
+                        if clip_box:  # np.clip: max with the lower end first, then min
+                            lo, hi = box_lo[r, g, ids[p]], box_hi[r, g, ids[p]]
+                            mu[p] = _clip(mu[p], lo, hi)
+                            lower[p] = _clip(lower[p], lo, hi)
+                            upper[p] = _clip(upper[p], lo, hi)
                     _pgd_exp(c[g], lower[:P], upper[:P], mu[:P], lr, steps, y[:P], ylo, yhi, e, ey, g_, prev)
                     arm = softmax_sample_row(y[:P], u, pi, cdf)
                 elif algo == UCB:
@@ -275,12 +302,15 @@ def _mab_block(
                     for p in range(P):
                         pi[p] = (1.0 - eps[g]) * (1.0 if p == greedy else 0.0) + eps[g] / P
                     arm = sample_row(pi, u)
+                arms_out[r, s, g] = arm
                 # the environment's reward for this run's arm
                 if env == MULTILABEL:
                     example = int(env_u[r, s] * n_examples)
                     reward = labels[example, arm]
                 elif env == BERNOULLI:
                     reward = 1.0 if env_noise[r, s, arm] < arm_means[r, arm] else 0.0
+                elif env == CONTEXTUAL:
+                    reward = 1.0 if env_noise[r, s, arm] < ctx_means[env_ctx[r, s], arm] else 0.0
                 elif env == REPLAY:
                     accepted = arm == shown[s]
                     accepted_out[r, s, g] = accepted
@@ -303,7 +333,7 @@ def _mab_block(
 class FairXKernel:
     """The compiled fast path of one multi-armed FairX policy against one environment."""
 
-    def __init__(self, policy, env, algo: int, env_kind: int):
+    def __init__(self, policy, env, algo: int, env_kind: int, box_bounds=None):
         self.policy, self.env, self.algo, self.env_kind = policy, env, algo, env_kind
         R, G, K = policy.counts.shape
         P = env.n_arms if env_kind == REPLAY else K  # the candidates of a round (the pool in replay)
@@ -334,17 +364,30 @@ class FairXKernel:
             self.labels = np.ascontiguousarray(env.labels)
         else:
             self.labels = np.zeros((1, K))
-        if env_kind == REPLAY:
+        if env_kind in (REPLAY, CONTEXTUAL):
             self.arm_means = np.zeros((1, 1))
         else:
             self.arm_means = np.ascontiguousarray(np.broadcast_to(env.means, (R, K)))
+        if env_kind == CONTEXTUAL:
+            self.ctx_means = np.ascontiguousarray(env.means, dtype=float)
+        else:
+            self.ctx_means = np.zeros((1, 1))
+        if box_bounds is None:
+            never = np.zeros((1, 1, 1))
+            self.box = (never, never, False)
+        else:
+            lo, hi = (np.array(np.broadcast_to(b, (R, G, K)), dtype=float) for b in box_bounds)  # own copies
+            self.box = (lo, hi, True)
         self.env_sd = float(getattr(env, "sd", 1.0))
         self.post_mean = getattr(policy, "post_mean", None)
         self.post_sd = getattr(policy, "post_sd", None)
         if self.post_mean is None:
             self.post_mean = self.post_sd = np.zeros((1, 1, 1))
 
-    def run(self, t0: int, t1: int, out) -> None:
+    def run(self, t0: int, t1: int, out, arms=None) -> None:
+        """Step every run through rounds ``t0 .. t1-1`` (the runner's protocol); ``arms``, an int
+        array ``(R, t1 - t0, G)`` if given, receives the arm played in every round (an index
+        into the round's pool in replay), for a caller that steps this kernel inside its own."""
         policy, env = self.policy, self.env
         R, B = policy.counts.shape[0], t1 - t0
         u_arm = np.ascontiguousarray(policy.arm_uniforms.block(t0, t1))
@@ -355,6 +398,10 @@ class FairXKernel:
         )
         env_u, env_noise = np.zeros((1, 1)), np.zeros((1, 1, 1))
         pools, shown, click = np.zeros((1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1)
+        env_ctx = np.zeros((1, 1), dtype=np.int64)
+        if self.env_kind == CONTEXTUAL:
+            env_ctx = np.searchsorted(env.context_cdf, env.context_noise.block(t0, t1), side="right")
+            env_ctx = np.ascontiguousarray(env_ctx, dtype=np.int64)
         if self.env_kind == MULTILABEL:
             env_u = np.ascontiguousarray(env.example_uniforms.block(t0, t1))
         elif self.env_kind == REPLAY:
@@ -370,6 +417,7 @@ class FairXKernel:
         policy_out = out["policy"] if "policy" in out else np.empty((R, B, self.G, self.P))
         reward_out = out["reward"] if "reward" in out else np.empty((R, B, self.G))
         accepted_out = out["accepted"] if "accepted" in out else np.empty((R, B, self.G), dtype=np.bool_)
+        arms_out = np.empty((R, B, self.G), dtype=np.int64) if arms is None else arms
         _mab_block(
             self.algo,
             self.env_kind,
@@ -395,9 +443,13 @@ class FairXKernel:
             pools,
             shown,
             click,
+            env_ctx,
+            self.ctx_means,
+            self.box,
             policy_out,
             reward_out,
             accepted_out,
+            arms_out,
         )
         if self.env_kind == REPLAY:
             means = env.ctr[pools]  # (B, P): the click rates of each event's pool, as observe() has them
@@ -405,14 +457,29 @@ class FairXKernel:
                 out["arm_means"][:] = means[None]
             env._e = env.start + t1 - 1  # what observe() leaves behind
             env._means = np.broadcast_to(means[-1], (R, self.P))
+        elif self.env_kind == CONTEXTUAL:
+            if "arm_means" in out:
+                out["arm_means"][:] = self.ctx_means[env_ctx]
+            env._context = env_ctx[:, -1].copy()  # what observe() leaves behind
         elif "arm_means" in out:
             out["arm_means"][:] = self.arm_means[:, None, :]
         policy.policy = policy_out[:, -1].copy()  # what select() leaves behind
 
 
-def kernel_for(policy, env, algo: int):
+def kernel_for(policy, env, algo: int, *, box_bounds=None):
     """The kernel of ``policy`` (algorithm code ``algo``) against ``env``, or None when the pair
-    has none (another environment, a subclass, another merit function or solver)."""
+    has none (another environment, a subclass, another merit function or solver).
+
+    ``box_bounds`` (FairX-UCB only): ``(lower, upper)``, arrays broadcastable to the policy's
+    ``(R, G, K)``; the kernel then clips the empirical means and both ends of the confidence box
+    into them (``np.clip``) before the optimistic step, as a subclass of FairX-UCB that clips its
+    box does (the caller vouches that the policy is otherwise FairX-UCB's).
+
+    Against the core's :class:`~causalbandits_lib.core.environments.ContextualBernoulliBandit`
+    (exact type) the arms pay ``Bernoulli(means[c, a])`` for the round's context ``c``, which the
+    policy does not see: a context-free learner on a contextual problem.
+    """
+    from ..core.environments import ContextualBernoulliBandit
     from .merit import ExpMerit
     from .model import ArmsBandit, MultiLabelBandit, PriorArmsBandit
     from .yahoo import ReplayEnvironment
@@ -430,6 +497,10 @@ def kernel_for(policy, env, algo: int):
         env_kind = GAUSSIAN
     elif kind is ReplayEnvironment and env.mode == "mab" and int(env.log.pool.max()) < policy.n_arms:
         env_kind = REPLAY
+    elif kind is ContextualBernoulliBandit and env.n_arms == policy.n_arms:
+        env_kind = CONTEXTUAL
     else:
         return None
-    return FairXKernel(policy, env, algo, env_kind)
+    if box_bounds is not None and algo != FAIRX_UCB:
+        return None
+    return FairXKernel(policy, env, algo, env_kind, box_bounds)

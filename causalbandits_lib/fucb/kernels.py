@@ -2,7 +2,7 @@
 
 :class:`CausalBanditKernel` steps :class:`~.algorithms.DecomposedUCB` (D-UCB, C-UCB, UCB),
 :class:`~.algorithms.FairUCB` (F-UCB with either discrepancy estimator, either radius, every
-fallback) or :class:`~.algorithms.FairLinUCB`, alone or wrapped in
+fallback), :class:`~.algorithms.TrueDeltaFairUCB` or :class:`~.algorithms.FairLinUCB`, alone or wrapped in
 :class:`~.auditing.Audited` with its :class:`~.auditing.FairnessAuditor`, against
 :class:`~.model.CausalBanditEnv` (contexts drawn i.i.d. or from a user sequence), for every run
 through a block of rounds. It reads the same named random streams as the numpy path (contexts or
@@ -13,6 +13,13 @@ arrays in place, and writes every per-round value the numpy path produces: the f
 (``reward``, ``regret``, ``discrepancy`` and the state code of every node), F-UCB's diagnostics
 (``fallback``, ``fair_set_size``, ``own_ucb_delta``) and the audit (``audit_delta_hat``,
 ``audit_radius_paper``, ``audit_radius_diff``).
+
+Another chapter that runs these learners on its own problem reaches the kernel through
+:func:`kernel_for` with two keywords: ``algorithm`` names the class of this chapter whose arithmetic
+a subclass keeps (the caller vouches that the subclass changes nothing else), and
+``index_bounds`` clips every arm's reward index ``UCB_a`` into per-run bounds
+``max(min(UCB_a, U), L)`` before the choice (the pcb chapter's rule; F-UCB's discrepancy side is
+not clipped). Neither is used by this chapter, whose numbers they leave unchanged.
 
 The numpy classes stay the readable reference. The arithmetic repeats theirs operation for
 operation, including the order of every sum over cells or coordinates (numpy reduces a contiguous
@@ -33,7 +40,7 @@ from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, pairwise_sum
 __all__ = ["CausalBanditKernel", "kernel_for"]
 
 # policy codes
-DECOMPOSED, FAIR_UCB, FAIR_LINUCB = range(3)
+DECOMPOSED, FAIR_UCB, FAIR_LINUCB, TRUE_DELTA = range(4)
 # estimator codes
 IDENTIFIED, BOUNDED, BOUNDED_POINT_MASSES = range(3)
 # fallback codes (FairUCBConfig.fallback)
@@ -169,6 +176,8 @@ def _causal_bandit_block(
     pol_knobs,
     est,
     fair_knobs,
+    index_bounds,
+    allowed,
     lin_state,
     lin_arrays,
     ties,
@@ -196,6 +205,9 @@ def _causal_bandit_block(
         with row-major strides, and ``probs`` (n_ctx, K, n_cells) flattened
     pol_knobs : (unseen_mean, alpha_r, clip_radius)
     fair_knobs : (tau, alpha_c, radius 0 paper 1 diff, fallback code, safe_arm)
+    index_bounds : (lower, upper (R, n_ctx, K), whether to clip): the arms' reward index is clipped
+        into ``[lower, upper]`` of the run and context when the flag is set
+    allowed : (n_ctx, K) bool, the arms TrueDeltaFairUCB may play in each context
     lin_state : (a_inv (R, d, d), b (R, d), group counts, group sums (R, 2K)), updated in place
     lin_arrays : (features (n_ctx, K, d) flattened, groups (n_ctx,), alpha, gamma, d)
     ties : (R, B) uniforms (read only if ``use_ties``); log_inv : (B,) the policy's log(1/δ_t)
@@ -231,6 +243,7 @@ def _causal_bandit_block(
     w_pos, w_stride, probs = pol_cells
     unseen, alpha_r, clip = pol_knobs
     tau, alpha_c, radius_kind, fallback, safe_arm = fair_knobs
+    ucb_lower, ucb_upper, clip_ucb = index_bounds
     a_inv_all, b_all, g_counts, g_sums = lin_state
     lin_features, groups, lin_alpha, lin_gamma, d = lin_arrays
     a_counts, a_sums = aud_stats
@@ -292,8 +305,15 @@ def _causal_bandit_block(
                 for k in range(n_cells):
                     ucb_w[k] = means[k] + alpha_r * rad[k]
                 _row_dots(probs, c * K * n_cells, n_cells, ucb_w, 0, 0, n_cells, K, ucb, 0, tmp)
+                if clip_ucb:
+                    for a in range(K):
+                        ucb[a] = np_maximum(np_minimum(ucb[a], ucb_upper[r, c, a]), ucb_lower[r, c, a])
                 if policy_kind == DECOMPOSED:
                     arm = argmax_ties_row(ucb, K, u, use_ties)
+                elif policy_kind == TRUE_DELTA:
+                    for a in range(K):
+                        masked[a] = ucb[a] if allowed[c, a] else -np.inf
+                    arm = argmax_ties_row(masked, K, u, use_ties)
                 else:
                     _cell_radius(counts, r, 8.0 * L, clip, rad8)
                     _estimate(est, K, c, 0, K, means, rad8, tmp, mu_rd, radius_kind, e_dh, e_rp, e_rd)
@@ -480,14 +500,12 @@ class CausalBanditKernel:
     """One of the chapter's policies (optionally audited) against :class:`~.model.CausalBanditEnv`
     (see the module docstring); built by :func:`kernel_for`."""
 
-    def __init__(self, policy, env, inner, auditor, env_arrays, nodes, position, est, aud_est):
-        from .algorithms import DecomposedUCB, FairLinUCB
-
+    def __init__(
+        self, policy, env, inner, auditor, env_arrays, nodes, position, est, aud_est, kind=None, index_bounds=None
+    ):
         self.policy, self.env, self.inner, self.auditor = policy, env, inner, auditor
         self.env_arrays, self.nodes, self.position = env_arrays, nodes, position
-        self.kind = (
-            FAIR_LINUCB if type(inner) is FairLinUCB else DECOMPOSED if type(inner) is DecomposedUCB else FAIR_UCB
-        )
+        self.kind = _policy_kind(type(inner)) if kind is None else kind
         self.est, self.aud_est = est, aud_est
         outputs = {"reward": (np.float64, ()), "regret": (np.float64, ()), "discrepancy": (np.float64, ())}
         outputs.update({n: (np.int64, ()) for n in nodes})
@@ -516,6 +534,16 @@ class CausalBanditKernel:
             self.fair_knobs = (inner.tau, inner.alpha_c, radius, FALLBACK[inner.fallback], safe)
         else:
             self.fair_knobs = (0.0, 0.0, 0, 0, -1)
+        if index_bounds is None:
+            never = np.zeros((1, 1, 1))
+            self.index_bounds = (never, never, False)
+        else:
+            lower, upper = (np.ascontiguousarray(b, dtype=float) for b in index_bounds)
+            self.index_bounds = (lower, upper, True)
+        if self.kind == TRUE_DELTA:
+            self.allowed = np.ascontiguousarray(inner.allowed, dtype=np.bool_)
+        else:
+            self.allowed = np.zeros((1, 1), dtype=np.bool_)
         if auditor is not None:
             self.aud_cells = _cells(auditor.dec, position)
             self.aud_knobs = (auditor.unseen_mean, auditor.clip_radius)
@@ -568,6 +596,8 @@ class CausalBanditKernel:
             self.pol_knobs,
             self.est,
             self.fair_knobs,
+            self.index_bounds,
+            self.allowed,
             lin_state,
             self.lin_arrays,
             ties,
@@ -609,13 +639,34 @@ def policy_rows(policy) -> np.ndarray:
     return policy.b
 
 
-def kernel_for(policy, env):
+def _policy_kind(cls) -> int | None:
+    """The policy code of one of the chapter's classes (exact type), or None."""
+    from .algorithms import DecomposedUCB, FairLinUCB, FairUCB, TrueDeltaFairUCB
+
+    kinds = {DecomposedUCB: DECOMPOSED, FairUCB: FAIR_UCB, FairLinUCB: FAIR_LINUCB, TrueDeltaFairUCB: TRUE_DELTA}
+    return kinds.get(cls)
+
+
+def kernel_for(policy, env, *, algorithm=None, index_bounds=None):
     """The compiled kernel of ``policy`` (a :class:`~.algorithms.DecomposedUCB`,
-    :class:`~.algorithms.FairUCB` or :class:`~.algorithms.FairLinUCB`, or one of them in
-    :class:`~.auditing.Audited` with a :class:`~.auditing.FairnessAuditor`) against ``env``, or
-    None when the kernel does not know an exact type involved (a subclass, another environment,
-    context source or estimator): the numpy path runs then."""
-    from .algorithms import DecomposedUCB, FairLinUCB, FairUCB
+    :class:`~.algorithms.FairUCB`, :class:`~.algorithms.TrueDeltaFairUCB` or
+    :class:`~.algorithms.FairLinUCB`, or one of them in :class:`~.auditing.Audited` with a
+    :class:`~.auditing.FairnessAuditor`) against ``env``, or None when the kernel does not know an
+    exact type involved (a subclass, another environment, context source or estimator): the numpy
+    path runs then.
+
+    Parameters
+    ----------
+    algorithm : class, optional
+        One of the four classes above, for a ``policy`` (or audited policy) that is a subclass of
+        it: the kernel then repeats that class's arithmetic. Only for a subclass whose decisions and
+        updates are the class's own but for ``index_bounds`` (its caller vouches for it).
+    index_bounds : (lower, upper), optional
+        Arrays of shape ``(n_runs, n_contexts, n_arms)``: each run's reward index ``UCB_a`` is
+        clipped to ``max(min(UCB_a, upper), lower)`` of its context before the choice (not with
+        :class:`~.algorithms.FairLinUCB`, whose score is not a cell-decomposed index: None then).
+    """
+    from .algorithms import FairLinUCB, FairUCB, TrueDeltaFairUCB
     from .auditing import Audited, FairnessAuditor
     from .model import CausalBanditEnv, IIDContexts, UserSequence
 
@@ -626,19 +677,29 @@ def kernel_for(policy, env):
         inner, auditor = policy.policy, policy.auditor
         if type(auditor) is not FairnessAuditor:
             return None
-    if type(inner) not in (DecomposedUCB, FairUCB, FairLinUCB):
+    cls = type(inner) if algorithm is None else algorithm
+    kind = _policy_kind(cls)
+    if kind is None or not isinstance(inner, cls):
         return None
+    if index_bounds is not None:
+        if cls is FairLinUCB:
+            return None
+        shape = (len(policy_rows(inner)), env.n_contexts, env.n_arms)
+        if len(index_bounds) != 2 or any(np.shape(b) != shape for b in index_bounds):
+            raise ValueError(f"index_bounds must be two arrays of shape {shape} (runs, contexts, arms)")
     env_arrays, nodes, position = _environment(env)
     names = {"reward", "regret", "discrepancy"}
     if names & set(nodes):
         return None  # a node named like a feedback value would shadow it
-    if type(inner) is FairLinUCB:
+    if cls is FairLinUCB:
         if inner.features.shape[:2] != (env.n_contexts, env.n_arms) or len(inner.groups) != env.n_contexts:
             return None
     elif inner.dec.probs.shape[:2] != (env.n_contexts, env.n_arms):
         return None
+    elif cls is TrueDeltaFairUCB and inner.allowed.shape != (env.n_contexts, env.n_arms):
+        return None
     est = _no_estimator()
-    if type(inner) is FairUCB:
+    if cls is FairUCB:
         est = _estimator(inner.discrepancy)
         if est is None:
             return None
@@ -649,6 +710,8 @@ def kernel_for(policy, env):
             return None
         if {"audit_delta_hat", "audit_radius_paper", "audit_radius_diff"} & set(nodes):
             return None
-    if type(inner) is FairUCB and {"fallback", "fair_set_size", "own_ucb_delta"} & set(nodes):
+    if cls is FairUCB and {"fallback", "fair_set_size", "own_ucb_delta"} & set(nodes):
         return None
-    return CausalBanditKernel(policy, env, inner, auditor, env_arrays, nodes, position, est, aud_est)
+    return CausalBanditKernel(
+        policy, env, inner, auditor, env_arrays, nodes, position, est, aud_est, kind, index_bounds
+    )

@@ -19,6 +19,10 @@ Every adapter exposes the distribution it deployed in the round as the diagnosti
 (one-hot on the chosen item for the deterministic learners), from which the experiments compute the
 FairX fairness regret of every policy.
 
+Compiled paths: the adapters of D-UCB, F-UCB (with or without the bounds), F-UCB (true Δ) and the
+FairX learners hand the simulation to the fucb and fairx chapters' own kernels, the recommender shown
+to each in the form it knows (:mod:`.kernels`); the numpy path here stays the reference they equal.
+
 - **CCLB** and **ε-CCLB** (cclb): the chapter's
   :class:`~causalbandits_lib.cclb.algorithms.CCLB` on one-hot features of the (context, item) cells,
   the logistic-link form of the same reward (:mod:`.logistic`, which says what is ours).
@@ -108,8 +112,8 @@ def _one_hot(actions: np.ndarray, k: int) -> np.ndarray:
 
 class _Clipped:
     """Mixin: clip the reward index into per-run bounds ``[L, U]`` (when given), report the
-    deployed (one-hot) exposure beside the learner's own diagnostics, and run on numpy (the fucb
-    kernels know the fucb environment only)."""
+    deployed (one-hot) exposure beside the learner's own diagnostics, and compile to the fucb
+    kernel of the adapted class on the recommender (:func:`~.kernels.cell_kernel`)."""
 
     def _setup_bounds(self, lower, upper):
         if (lower is None) != (upper is None):
@@ -147,7 +151,11 @@ class _Clipped:
         return self._diag
 
     def compiled(self, env):
-        return None
+        """The fucb chapter's kernel on the recommender, with the bounds (None for another
+        environment or a subclass: the numpy path runs)."""
+        from .kernels import cell_kernel
+
+        return cell_kernel(self, env)
 
 
 class CellUCB(_Clipped, DecomposedUCB):
@@ -227,6 +235,13 @@ class ContextFree:
 
     def diagnostics(self) -> dict[str, np.ndarray]:
         return {"exposure": self.inner.policy[:, 0, :]}
+
+    def compiled(self, env):
+        """The fairx chapter's kernel of the inner policy on the recommender
+        (:func:`~.kernels.context_free_kernel`), or None: the numpy path runs."""
+        from .kernels import context_free_kernel
+
+        return context_free_kernel(self, env)
 
 
 def make_policy(

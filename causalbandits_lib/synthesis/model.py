@@ -363,6 +363,11 @@ class RecommenderEnv(ContextualBernoulliBandit):
         self.tau = float(tau)
         self.delta = instance.discrepancy
 
+    def reset(self, streams: RunStreams) -> None:
+        super().reset(streams)
+        #: the streams of this simulation, from which the compiled paths' views draw the same numbers
+        self.streams = streams
+
     def pull(self, t: int, actions: np.ndarray) -> dict[str, np.ndarray]:
         actions = np.asarray(actions, dtype=np.int64)
         out = super().pull(t, actions)

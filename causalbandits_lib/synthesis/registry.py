@@ -2,7 +2,9 @@
 
 One fixed instance (the first of the generator with the notebooks' seed 0), the threshold at the
 median discrepancy, and every policy of :data:`~.algorithms.POLICIES`; the ``-PCB`` ones with
-bounds from offline logs drawn for the conformance runs (medium bias).
+bounds from offline logs drawn for the conformance runs (medium bias). The adapters that hand the
+simulation to the fucb and fairx kernels (:mod:`.kernels`) are compared with their numpy path
+there too, F-UCB's with its diagnostics (:data:`FUCB_METRICS`).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from ..core.registry import BanditEntry
 from . import algorithms as A
 from . import model as M
 
-__all__ = ["ENTRIES", "METRICS"]
+__all__ = ["ENTRIES", "METRICS", "FUCB_METRICS"]
 
 #: the per-round values the conformance check compares
 METRICS = ("regret", "reward", "delta", "violation_pos", "cf_unfair", "exposure")
+#: and those of F-UCB (with or without the bounds): its per-round diagnostics too
+FUCB_METRICS = METRICS + ("fallback", "fair_set_size", "own_ucb_delta")
 _SEED = 11
 _RUNS = 8  # bounds for the run indices the conformance check uses (it simulates at most 4 runs)
 
@@ -42,7 +46,8 @@ def _entry(name: str) -> BanditEntry:
         return A.make_policy(name, inst, inst.tau(0.5), lower=lo, upper=hi, horizon=120)
 
     key = name.lower().replace("-", "_").replace(" (true δ)", "_true_delta")
-    return BanditEntry(f"synthesis.{key}", make_env, make_policy, T=120, n_runs=4, metrics=METRICS, seed=_SEED)
+    metrics = FUCB_METRICS if name in ("F-UCB", "F-UCB-PCB") else METRICS
+    return BanditEntry(f"synthesis.{key}", make_env, make_policy, T=120, n_runs=4, metrics=metrics, seed=_SEED)
 
 
 ENTRIES = [_entry(name) for name in A.POLICIES]
