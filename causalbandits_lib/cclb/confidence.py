@@ -39,6 +39,7 @@ __all__ = [
     "constrained_mle_scipy",
     "in_confidence_set",
     "optimistic_exact",
+    "optimistic_exact_task",
 ]
 
 
@@ -465,3 +466,24 @@ def optimistic_exact(
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         values[k] = float(x[k] @ thetas[k])
     return values, thetas
+
+
+def optimistic_exact_task(
+    X: np.ndarray, y: np.ndarray, loss_hat: float, beta_sq: float, S: float, x: np.ndarray
+) -> tuple[np.ndarray, list[tuple]]:
+    """:func:`optimistic_exact` for one run, as a task of
+    :func:`~causalbandits_lib.core.parallel.map_tasks` (the exact comparisons of
+    :func:`~.experiments.compare_optimistic_steps`). It lives here so that a worker process needs
+    this light module and cvxpy, not :mod:`.experiments` and the compiled kernels it imports.
+
+    Returns
+    -------
+    value : (K,); warnings : list of ``(message, category, filename, lineno)``, those raised while
+    solving, as plain data for the caller to re-issue (a worker's own warnings would not reach it).
+    """
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values, _ = optimistic_exact(X, y, loss_hat, beta_sq, S, x)
+    return values, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]

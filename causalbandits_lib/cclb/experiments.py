@@ -9,7 +9,7 @@ sees the same contexts and reward noise. GLM-UCB runs separately on the same str
 
 The confidence-set notebook needs the played features and outcomes themselves, and probes the
 policy before the decision of chosen rounds: :class:`PlayedRounds` is the recorder that keeps them
-for :func:`~causalbandits_lib.core.runner.simulate`.
+for :func:`~causalbandits_lib.core.runner.simulate`, on the compiled kernel as on the numpy path.
 
 Two violation metrics are reported (ambiguity A3 of the notes):
 
@@ -252,6 +252,12 @@ class PlayedRounds(RecorderBase):
     (views of the recorder's arrays: copy what must outlive the call). The probe must not change the
     policy (probe a copy).
 
+    The recorder takes whole blocks of rounds from the compiled kernel (the played features
+    ``played_x``, the outcome ``reward`` and the ``action`` of every round) and names the rounds it
+    probes (``probe_rounds``), so the runner keeps the kernel and ends a block before each of them;
+    the probe then sees the policy as the numpy path leaves it after round ``t - 1`` (its estimates
+    within the kernel's 1e-9 of numpy's). Without a probe it probes nothing.
+
     Parameters
     ----------
     rounds : sequence of int
@@ -261,9 +267,12 @@ class PlayedRounds(RecorderBase):
         Key of the result in ``SimulationResult.recorded``.
     """
 
+    block_inputs = ("action", "reward", "played_x")
+
     def __init__(self, rounds: Sequence[int] = (), probe: Callable | None = None, name: str = "played"):
         self.rounds = set(int(r) for r in rounds)
         self.probe = probe
+        self.probe_rounds = tuple(sorted(self.rounds)) if probe is not None else ()
         self.name = name
 
     def start(self, T: int, runs: np.ndarray) -> None:
@@ -274,9 +283,12 @@ class PlayedRounds(RecorderBase):
         self.actions = np.zeros((len(self.runs), self.T), dtype=np.int64)
         self.probes: list[Any] = []
 
-    def before_decision(self, t: int, ctx, policy) -> None:
+    def _allocate(self, n: int) -> None:
         if self.X is None:
-            self.X = np.zeros((len(self.runs), ctx.x.shape[-1], self.T))
+            self.X = np.zeros((len(self.runs), n, self.T))
+
+    def before_decision(self, t: int, ctx, policy) -> None:
+        self._allocate(ctx.x.shape[-1])
         if t in self.rounds and self.probe is not None:
             self.probes.append(self.probe(t, ctx, self.X[:, :, :t], self.y[:, :t], policy))
 
@@ -284,6 +296,13 @@ class PlayedRounds(RecorderBase):
         self.X[:, :, t] = ctx.x[self._rows, actions]
         self.y[:, t] = feedback["reward"]
         self.actions[:, t] = actions
+
+    def after_block(self, t0: int, t1: int, values) -> None:
+        played = values["played_x"]  # (R, t1 - t0, n)
+        self._allocate(played.shape[-1])
+        self.X[:, :, t0:t1] = np.swapaxes(played, 1, 2)
+        self.y[:, t0:t1] = values["reward"]
+        self.actions[:, t0:t1] = values["action"]  # whole numbers stored as floats: exact
 
     def result(self) -> Played:
         return Played(self.X, self.y, self.actions, self.probes)
@@ -408,11 +427,29 @@ def second_half_slope(curve: np.ndarray) -> float:
 
 
 def compare_optimistic_steps(
-    t: int, ctx, X: np.ndarray, y: np.ndarray, policy, runs: Sequence[int]
+    t: int,
+    ctx,
+    X: np.ndarray,
+    y: np.ndarray,
+    policy,
+    runs: Sequence[int],
+    jobs: int = 1,
+    scheduler: str | None = None,
 ) -> dict[str, np.ndarray]:
     """At round ``t`` of a run of ``policy`` (an :class:`OFULogPlus` in a fast mode), compare its
     optimistic step with the exact conic programs on the raw data (use as the probe of
     :class:`PlayedRounds`; the policy is copied, so the run itself is unaffected).
+
+    The exact programs of a run (one per candidate, :func:`~.confidence.optimistic_exact`) are one
+    task of :func:`causalbandits_lib.core.parallel.map_tasks`: with ``jobs > 1`` the runs are solved
+    on that many worker processes, with ``scheduler`` on a Dask cluster. A run is never split: its
+    candidates are solved in order on one problem, whose solvers carry state from one candidate to
+    the next (SCS warm-starts from the last optimal SCS solution, CLARABEL reuses the solver, and
+    its scaling, set up for an earlier candidate). A task's arrays are contiguous, so a worker's
+    copies have this process's memory layout: the candidates' features Fortran-ordered, as the
+    generator lays them out (the value ``x^T theta`` is a strided dot product, which rounds
+    differently from a contiguous one). So the values do not depend on ``jobs``. The solvers'
+    warnings are passed on to this process.
 
     Returns
     -------
@@ -422,7 +459,6 @@ def compare_optimistic_steps(
     """
     import copy
 
-    from .confidence import optimistic_exact
     from .optimism import optimistic_quadratic
 
     runs = np.asarray(list(runs))
@@ -431,7 +467,18 @@ def compare_optimistic_steps(
     theta, model, _, _ = constrained_mle(data, pol.S, max_steps=200, tol=1e-13)
     loss = data.loss(theta)
     b = float(beta_squared(t + 1, X.shape[1], pol.S, pol.alpha, pol.beta_denominator))
-    exact = np.stack([optimistic_exact(X[r], y[r], float(loss[r]), b, pol.S, ctx.x[r])[0] for r in runs])
+    tasks = [
+        dict(
+            X=np.ascontiguousarray(X[r]),
+            y=np.ascontiguousarray(y[r]),
+            loss_hat=float(loss[r]),
+            beta_sq=b,
+            S=pol.S,
+            x=np.asfortranarray(ctx.x[r]),  # the generator's layout: no copy there
+        )
+        for r in runs
+    ]
+    exact = np.stack(_solve_exact_runs(tasks, jobs, scheduler))
     vals, _ = pol.optimistic_values(t, ctx)
     choice = np.argmax(np.where(pol.solved, vals, -np.inf), axis=1)[runs]
     quad, _ = optimistic_quadratic(model, theta, b, pol.S, ctx.x)
@@ -443,6 +490,29 @@ def compare_optimistic_steps(
         "fast_at_choice": vals[runs, choice],
         "quadratic": quad[runs],
     }
+
+
+def _solve_exact_runs(tasks: Sequence[dict], jobs: int, scheduler: str | None) -> list[np.ndarray]:
+    """The exact optimistic values of each task of :func:`compare_optimistic_steps` (one run each),
+    in task order: :func:`~.confidence.optimistic_exact_task` through
+    :func:`~causalbandits_lib.core.parallel.map_tasks`. Re-issues the warnings the tasks caught and
+    raises the first failed task's error."""
+    import warnings
+
+    from ..core.parallel import map_tasks
+    from .confidence import optimistic_exact_task
+
+    outcomes = map_tasks(optimistic_exact_task, tasks, jobs=jobs, scheduler=scheduler, retries=1)
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        raise RuntimeError(f"exact optimistic step of task {failed[0].index} failed: {failed[0].error}")
+    values = []
+    for o in outcomes:
+        run_values, caught = o.result
+        for message, category, filename, lineno in caught:
+            warnings.warn_explicit(message, category, filename, lineno)
+        values.append(run_values)
+    return values
 
 
 def prefix_equals_independent(generator: RoundGenerator, T_short: int, T_long: int, seed: int, reps: int) -> bool:

@@ -47,7 +47,18 @@ from numba.extending import intrinsic
 from ..core.kernels import argmax_ties_row, np_maximum, np_minimum
 from .confidence import beta_squared
 
-__all__ = ["OFULogKernel", "kernel_for", "fast_exp", "fast_log", "mixture_lp_values"]
+__all__ = [
+    "OFULogKernel",
+    "kernel_for",
+    "fast_exp",
+    "fast_log",
+    "mixture_lp_values",
+    "expit_scalar",
+    "argmax_atol_row",
+    "minimise_support_any",
+    "model_support_eig",
+    "ball_minimiser_eig",
+]
 
 UNIT_NORM, HALF_SCALED = 0, 1
 FEATURE_CODES = {"unit_norm": UNIT_NORM, "half_scaled": HALF_SCALED}
@@ -64,6 +75,9 @@ FEEDBACK = (
     "unconstrained_regret",
 )
 DIAGNOSTICS = ("dual", "estimated_violation", "optimistic_value")
+#: Per-round values beside those, for recorders that keep the rounds themselves
+#: (:class:`~.experiments.PlayedRounds`): the played decision's features ``x_t`` (n,).
+PLAYED = ("played_x",)
 LOG2 = 0.693147180559945309417232121458176568  # numpy's NPY_LOGE2
 #: Rows (of four numbers) of the scratch that :func:`_mle` and :func:`_support_points` take
 #: (their own vectors, then their callees'), allocated once per block instead of once per call.
@@ -1168,7 +1182,9 @@ def _block(
 class OFULogKernel:
     """:class:`~.algorithms.OFULogPlus` or :class:`~.algorithms.CCLB` against
     :class:`~.environment.FairLogisticBandit` (see the module docstring); writes the environment's
-    feedback and the policy's diagnostics."""
+    feedback, the policy's diagnostics and, on request, the played features (:data:`PLAYED`: copied
+    from the environment's rounds at the chosen decisions, the numbers ``context.x[rows, action]``
+    of the numpy path)."""
 
     def __init__(self, policy, env):
         from .algorithms import CCLB
@@ -1177,6 +1193,7 @@ class OFULogKernel:
         self.cclb = type(policy) is CCLB
         names = FEEDBACK + (DIAGNOSTICS if self.cclb else ("optimistic_value",))
         self.outputs = {name: (np.float64, ()) for name in names}
+        self.outputs["played_x"] = (np.float64, (env.n_features,))
         self.fmap = FEATURE_CODES[policy.feature_map]
         J = policy.anchors
         self.frac = np.ascontiguousarray(np.linspace(0.0, 1.0, J), dtype=float)
@@ -1240,7 +1257,11 @@ class OFULogKernel:
             p._diag = {"optimistic_value": last[:, 11].copy()}
         names = FEEDBACK + DIAGNOSTICS
         for name, arr in out.items():
-            arr[...] = rec[:, :, names.index(name)]
+            if name == "played_x":  # x_rep is (replications, rounds, n, K): pick each run's row and decision
+                rounds = np.arange(B)[None, :]
+                arr[...] = blk["x"][blk["replica"][:, None], rounds, :, rec[:, :, 0].astype(np.int64)]
+            else:
+                arr[...] = rec[:, :, names.index(name)]
 
 
 def kernel_for(policy, env):
@@ -1291,3 +1312,189 @@ def mixture_lp_values(reward: np.ndarray, effect: np.ndarray, tau: np.ndarray) -
     out = np.empty(r.shape[:2])
     _mixture_lp(r, c, tau, out)
     return out
+
+
+# ---------------------------------------------------------------------------- pieces of any dimension
+# The support-function pieces above are written out for the chapter's four features. The ones below
+# take vectors of any length in the eigen-coordinates of a quadratic model (eigenvalues ``ev`` and
+# centre ``cb``; the caller changes basis) and add over the coordinates in order, as numpy adds over
+# the rows of several columns. The synthesis chapter's cell kernel
+# (:mod:`~causalbandits_lib.synthesis.cell_kernels`) is built on them: its sixteen one-hot features
+# give a diagonal Hessian, so the cells are its models' eigen-coordinates.
+
+#: Public names of two scalar pieces above: ``g(z) = 1 / (1 + exp(-z))`` (scipy's ``expit``) and
+#: :func:`~causalbandits_lib.core.policies.argmax_ties` of one row with a uniform and ``atol``.
+expit_scalar = _expit
+argmax_atol_row = _argmax_atol
+
+
+@njit(cache=True, error_model="numpy")
+def _slope_any(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
+    """:func:`_slope` for a column of any length."""
+    W0 = Q0 = AE = XE = PX = 0.0
+    for i in range(a.shape[0]):
+        inv = 1.0 / (a[i] + s * e[i])
+        inv2 = inv * inv
+        W0 += acc[i] * inv
+        Q0 += xx[i] * inv
+        AE += acc_e[i] * inv2
+        XE += xx_e[i] * inv2
+        PX += xac[i] * inv2
+    ss = s * (1.0 - s)
+    rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
+    u1 = -S2 * ((1.0 - 2.0 * s) * W0 - ss * AE) * Q0 - rho * XE
+    return -S2 * PX + u1 / (2.0 * math.sqrt(rho * Q0))
+
+
+@njit(cache=True, error_model="numpy")
+def _slope_curvature_any(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
+    """:func:`_slope_curvature` for a column of any length."""
+    W0 = W1 = W2 = Q0 = Q1 = Q2 = P1 = P2 = 0.0
+    for i in range(a.shape[0]):
+        inv = 1.0 / (a[i] + s * e[i])
+        inv2 = inv * inv
+        inv3 = inv2 * inv
+        W0 += acc[i] * inv
+        W1 += acc_e[i] * inv2
+        W2 += acc_e[i] * e[i] * inv3
+        Q0 += xx[i] * inv
+        Q1 += xx_e[i] * inv2
+        Q2 += xx_e[i] * e[i] * inv3
+        P1 += xac[i] * inv2
+        P2 += xac[i] * e[i] * inv3
+    W1, W2, Q1, Q2 = -W1, 2.0 * W2, -Q1, 2.0 * Q2
+    P1, P2 = -S2 * P1, 2.0 * S2 * P2
+    ss = s * (1.0 - s)
+    rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
+    rho1 = -S2 * ((1.0 - 2.0 * s) * W0 + ss * W1)
+    rho2 = -S2 * (-2.0 * W0 + 2.0 * (1.0 - 2.0 * s) * W1 + ss * W2)
+    u = rho * Q0
+    u1 = rho1 * Q0 + rho * Q1
+    u2 = rho2 * Q0 + 2.0 * rho1 * Q1 + rho * Q2
+    root = math.sqrt(u)
+    return P1 + u1 / (2.0 * root), P2 + u2 / (2.0 * root) - u1 * u1 / (4.0 * u * root)
+
+
+@njit(cache=True, error_model="numpy")
+def minimise_support_any(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint):
+    """:func:`~.optimism._minimise_support` for one column of any length: Newton's iteration on
+    ``h'`` from the hint when there is one, else (or when it fails) the bracketed Illinois search
+    (the steps of :func:`_minimise`)."""
+    s_tol = 1e-9
+    if has_hint:
+        x = _clip01(hint)
+        for _ in range(6):
+            f, c = _slope_curvature_any(x, a, e, acc, xx, xac, acc_e, xx_e, S2)
+            at_end = (x == 0.0 and f >= 0) or (x == 1.0 and f <= 0) or f == 0
+            nxt = _clip01(x - f / c)
+            good = np.isfinite(nxt) and c > 0
+            if at_end:
+                return x
+            if good and abs(nxt - x) <= s_tol:
+                return nxt
+            if not good:
+                break
+            x = nxt
+    flo = _slope_any(0.0, a, e, acc, xx, xac, acc_e, xx_e, S2)
+    fhi = _slope_any(1.0, a, e, acc, xx, xac, acc_e, xx_e, S2)
+    if not (flo < 0 and fhi > 0):
+        return 0.0 if flo >= 0 else 1.0
+    lo, hi = 0.0, 1.0
+    x = 0.5
+    side = 0.0
+    for _ in range(100):
+        nxt = (lo * fhi - hi * flo) / (fhi - flo)
+        if not (nxt > lo and nxt < hi):
+            nxt = 0.5 * (lo + hi)
+        moved = abs(nxt - x)
+        x = nxt
+        f = _slope_any(x, a, e, acc, xx, xac, acc_e, xx_e, S2)
+        if f > 0:
+            if side > 0:
+                flo = 0.5 * flo
+            fhi = f
+            hi = x
+            side = 1.0
+        else:
+            flo = f
+            if side < 0:
+                fhi = 0.5 * fhi
+            lo = x
+            side = -1.0
+        if not (moved > s_tol and hi - lo > s_tol and f != 0):
+            break
+    return x
+
+
+@njit(cache=True, error_model="numpy")
+def model_support_eig(ev, cb, radius2, S, xb, has_hint, hint, tb, wk):
+    """:func:`~.optimism.model_support` for one direction, everything in the model's
+    eigen-coordinates and of any length ``n``: ``max xb^T theta`` over
+    ``{1/2 sum_i ev_i (theta_i - cb_i)^2 <= radius2} cap {||theta|| <= S}``. Returns the value and
+    the duality parameter ``s``; writes the maximiser to ``tb``. ``wk`` is scratch (10 x n)."""
+    S2 = 1.0 / (S * S)
+    a, e, ac, acc, xx, xac, acc_e, xx_e, inv, m = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8], wk[9]
+    for i in range(ev.shape[0]):
+        a[i] = ev[i] / (2.0 * radius2)
+        e[i] = S2 - a[i]
+        ac[i] = a[i] * cb[i]
+        acc[i] = ac[i] * cb[i]
+        xac[i] = xb[i] * ac[i]
+        xx[i] = xb[i] * xb[i]
+        acc_e[i] = acc[i] * e[i]
+        xx_e[i] = xx[i] * e[i]
+    s = minimise_support_any(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint)
+    W0 = Q0 = 0.0
+    for i in range(ev.shape[0]):
+        inv[i] = 1.0 / (a[i] + s * e[i])
+        W0 += acc[i] * inv[i]
+        Q0 += xx[i] * inv[i]
+    rho = np_maximum(1.0 - s * (1.0 - s) * S2 * W0, 0.0)
+    value = 0.0
+    for i in range(ev.shape[0]):
+        m[i] = (1.0 - s) * ac[i] * inv[i]
+        value += xb[i] * m[i]
+    value = value + math.sqrt(rho * Q0)
+    scale = math.sqrt(rho / Q0) if Q0 > 0 else 0.0
+    for i in range(ev.shape[0]):
+        tb[i] = m[i] + scale * xb[i] * inv[i]
+    return value, s
+
+
+@njit(cache=True, error_model="numpy")
+def ball_minimiser_eig(ev, cb, S, out, b):
+    """:func:`~.confidence.ball_minimiser` for one model in eigen-coordinates, of any length (the
+    steps of :func:`_ball_minimiser`): writes the minimiser to ``out``; ``b`` is scratch (n)."""
+    n = ev.shape[0]
+    cc = bb = 0.0
+    for i in range(n):
+        b[i] = ev[i] * cb[i]
+        cc += cb[i] * cb[i]
+        bb += b[i] * b[i]
+    inside = math.sqrt(cc) <= S
+    nu = 0.0
+    hi = math.sqrt(bb) / S
+    active = not inside
+    for _ in range(100):
+        if not active:
+            break
+        p2 = r = 0.0
+        for i in range(n):
+            den = ev[i] + nu
+            q = b[i] / den
+            p2 += q * q
+            r += b[i] * b[i] / math.pow(den, 3.0)
+        pn = math.sqrt(p2)
+        dp = -r / pn
+        phi = 1.0 / S - 1.0 / pn
+        dphi = dp / p2
+        step = -phi / dphi if dphi != 0 else 0.0
+        new = nu + step
+        if new <= 0 or new >= hi or not np.isfinite(new):
+            new = 0.5 * (nu + hi)
+        if abs(pn - S) <= 1e-13 * S:
+            active = False
+        else:
+            nu = new
+    for i in range(n):
+        out[i] = cb[i] if inside else b[i] / (ev[i] + nu)

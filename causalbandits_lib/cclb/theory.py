@@ -18,10 +18,12 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numba import njit
 from scipy.special import expit
 
 from .confidence import analysis_ridge, beta_squared
 from .features import FEATURE_MAPS, raw_features
+from .kernels import fast_exp, fast_log
 
 __all__ = [
     "kappa_feature_space",
@@ -316,13 +318,21 @@ def lemma7_radius(t, n: int, S: float, alpha: float, denominator: float = 4.0):
 
 
 def confidence_boundary_points(
-    data, theta_hat: np.ndarray, beta2: float, S: float, directions: np.ndarray, iters: int = 60
+    data, theta_hat: np.ndarray, beta2: float, S: float, directions: np.ndarray, iters: int = 60, compiled: bool = True
 ):
     """Points of ``C_t`` on its boundary: from the MLE ``theta_hat (R, n)`` along each unit direction
     ``(M, n)`` or ``(R, M, n)``, the farthest ``theta_hat + s u`` with ``L(theta) - L(theta_hat) <= beta2`` and
     ``||theta|| <= S`` (bisection; the loss is convex along the line, so the set's trace is an interval).
 
     ``data`` is a :class:`~.confidence.LogisticData`; returns (R, M, n), every point inside ``C_t``.
+
+    The compiled path (the default) takes the same steps as the numpy one (the same ball
+    intercept, the same ``iters`` halvings from the same ends, the same trial points) with the loss
+    of :func:`_line_losses`: its exp and log are :mod:`.kernels`' (within 2 ulp of the C library's)
+    and it adds the softplus terms in numpy's pairwise order. A halving can therefore go the other
+    way only where the two losses differ across ``beta2`` in their last bits, i.e. within rounding
+    of the boundary itself; the tests ask for points within 1e-9 relative of numpy's.
+    ``compiled=False`` is the readable reference.
 
     Used in notebooks/cclb/02_confidence_sets.md, section 'Lemma 7, the set in the curvature norm'.
     """
@@ -332,6 +342,14 @@ def confidence_boundary_points(
     # the ball: ||th + s u|| = S, s >= 0
     bu = np.sum(th * u, axis=-1)
     s_ball = -bu + np.sqrt(np.maximum(bu * bu - (np.sum(th * th, axis=-1) - S * S), 0.0))
+    if compiled:
+        c = np.ascontiguousarray
+        X = c(data.X, dtype=float)
+        w = np.ones(X.shape[::2]) if data.weights is None else c(data.weights, dtype=float)
+        u = c(np.broadcast_to(u, s_ball.shape + (th.shape[-1],)))
+        s = np.empty_like(s_ball)
+        _bisect_lines(X, w, c(data.b), c(th[:, 0, :]), u, s_ball, float(beta2), int(iters), s)
+        return th + s[..., None] * u
     base = data.loss(th[:, 0, :])[:, None]
     lo, hi = np.zeros_like(s_ball), s_ball.copy()
     inside_at_ball = data.loss(th + hi[..., None] * u) - base <= beta2
@@ -342,6 +360,131 @@ def confidence_boundary_points(
         hi = np.where(ok, hi, mid)
     s = np.where(inside_at_ball, s_ball, lo)
     return th + s[..., None] * u
+
+
+# ---------------------------------------------------------------------------- compiled line search
+@njit(cache=True, error_model="numpy")
+def _block_sum(a, start, n):
+    """``sum(a[start:start + n])`` for ``n <= 128`` as numpy adds a block: in order below eight
+    terms, else eight partial sums over the whole groups of eight, joined in pairs, then the rest."""
+    if n < 8:
+        total = 0.0
+        for i in range(start, start + n):
+            total += a[i]
+        return total
+    r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
+    r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
+    i = 8
+    while i < n - n % 8:
+        j = start + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        total += a[start + i]
+        i += 1
+    return total
+
+
+@njit(cache=True, error_model="numpy")
+def _pairwise_sum(a, n, nodes, sums):
+    """``sum(a[:n])`` in numpy's pairwise order: a run longer than 128 terms is split in two at
+    half its length rounded down to a multiple of eight, each half summed so, the two added; blocks
+    of at most 128 by :func:`_block_sum`. The recursion is unrolled on the stacks ``nodes (D, 3)``
+    (start, length, halves done) and ``sums (D,)``, ``D`` at least ``2 log2(n)``."""
+    if n <= 128:
+        return _block_sum(a, 0, n)
+    top, done = 0, 0
+    nodes[0, 0], nodes[0, 1], nodes[0, 2] = 0, n, 0
+    while top >= 0:
+        start, length, halves = nodes[top, 0], nodes[top, 1], nodes[top, 2]
+        half = length // 2
+        half -= half % 8
+        if length <= 128 or halves == 2:
+            if length <= 128:
+                value = _block_sum(a, start, length)
+            else:
+                done -= 2
+                value = sums[done] + sums[done + 1]
+            sums[done] = value
+            done += 1
+            top -= 1
+            continue
+        nodes[top, 2] = halves + 1
+        top += 1
+        if halves == 0:
+            nodes[top, 0], nodes[top, 1] = start, half
+        else:
+            nodes[top, 0], nodes[top, 1] = start + half, length - half
+        nodes[top, 2] = 0
+    return sums[0]
+
+
+@njit(cache=True, error_model="numpy")
+def _line_losses(X, w, b, point, z, nodes, sums):
+    """``L(point)`` of one run's data ``X (n, P)``, weights ``w (P,)`` and ``b (n,)``, as
+    :meth:`~.confidence.LogisticData.loss` computes it but with :func:`~.kernels.fast_exp` and
+    :func:`~.kernels.fast_log`: ``z = x^T point`` (products added in order), then
+    ``max(z, 0) + log1p(exp(-|z|))`` into ``z`` (``log1p(e)`` as ``log(1 + e)`` corrected for the
+    rounding of ``1 + e``), weighted and added pairwise, minus ``point^T b``."""
+    n, P = X.shape
+    for p in range(P):
+        z[p] = point[0] * X[0, p]
+    for k in range(1, n):
+        pk = point[k]
+        for p in range(P):
+            z[p] = z[p] + pk * X[k, p]
+    for p in range(P):
+        e = fast_exp(-abs(z[p]))
+        q = 1.0 + e
+        z[p] = w[p] * (max(z[p], 0.0) + (fast_log(q) - ((q - 1.0) - e) / q))
+    lin = point[0] * b[0]
+    for k in range(1, n):
+        lin = lin + point[k] * b[k]
+    return _pairwise_sum(z, P, nodes, sums) - lin
+
+
+@njit(cache=True, error_model="numpy")
+def _bisect_lines(X, w, b, theta, u, s_ball, beta2, iters, s_out):
+    """The bisection of :func:`confidence_boundary_points` for every run ``r`` and direction ``m``:
+    ``s_out[r, m]`` is ``s_ball`` where the ball's intercept lies in the set, else the last inside
+    end after ``iters`` halvings of ``[0, s_ball]``. Once the midpoint rounds to an end, the step
+    evaluates that end's point again (the start, ``s = 0``, is inside) and changes nothing, so
+    the remaining steps are skipped."""
+    R, M = s_ball.shape
+    n, P = X.shape[1], X.shape[2]
+    z = np.empty(P)
+    point = np.empty(n)
+    nodes = np.empty((128, 3), dtype=np.int64)
+    sums = np.empty(128)
+    for r in range(R):
+        base = _line_losses(X[r], w[r], b[r], theta[r], z, nodes, sums)
+        for m in range(M):
+            hi = s_ball[r, m]
+            for k in range(n):
+                point[k] = theta[r, k] + hi * u[r, m, k]
+            if _line_losses(X[r], w[r], b[r], point, z, nodes, sums) - base <= beta2:
+                s_out[r, m] = hi
+                continue
+            lo = 0.0
+            for _ in range(iters):
+                mid = 0.5 * (lo + hi)
+                if mid == lo or mid == hi:  # the ends are adjacent doubles: every further step repeats this one
+                    break
+                for k in range(n):
+                    point[k] = theta[r, k] + mid * u[r, m, k]
+                if _line_losses(X[r], w[r], b[r], point, z, nodes, sums) - base <= beta2:
+                    lo = mid
+                else:
+                    hi = mid
+            s_out[r, m] = lo
 
 
 def elliptical_potential(U: np.ndarray, lam: float) -> np.ndarray:

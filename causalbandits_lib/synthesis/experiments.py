@@ -148,9 +148,9 @@ def run_instance(
     ``P(S=1 | E=0)``). D-UCB-PCB runs at every level; F-UCB-PCB at ``main_bias``. F-UCB (and
     F-UCB-PCB) re-run at every alternative τ quantile, the FairX learners at every alternative
     ``c``; the others are re-scored at the alternative τ from their recorded discrepancies.
-    CCLB and ε-CCLB run at our τ only, on the first ``cclb_runs`` runs (their round costs about a
-    hundred times a UCB round's; the runs are the same users and clicks as the others' first runs,
-    so comparisons stay paired); ``cclb_runs=0`` leaves them out.
+    CCLB and ε-CCLB run at our τ only, on the first ``cclb_runs`` runs (a round of theirs solves an
+    MLE and four optimistic programs; the runs are the same users and clicks as the others' first
+    runs, so comparisons stay paired); ``cclb_runs=0`` leaves them out.
     """
     if not 0 <= cclb_runs <= n_runs:
         raise ValueError(f"cclb_runs={cclb_runs} is not allowed: it must lie in [0, n_runs={n_runs}]")

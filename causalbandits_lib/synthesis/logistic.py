@@ -22,7 +22,10 @@ What is the cclb chapter's and what is ours:
   between anchors relies on candidates lying on a segment; four one-hot candidates do not), each
   from the previous round's solution of the same (context, item) slot;
 - ours: ``S`` (the known bound on ``||θ*||``), ``ρ = 2/δ`` and ``ε`` from the instance's Slater
-  margin ``δ`` (:func:`cclb_knobs`).
+  margin ``δ`` (:func:`cclb_knobs`);
+- ours: the compiled kernel (:mod:`.cell_kernels`, :meth:`LogisticView.compiled`), which takes the
+  same steps in the cells' own coordinates (the diagonal Hessian needs no eigendecomposition); the
+  classes here stay the readable reference.
 """
 
 from __future__ import annotations
@@ -178,6 +181,14 @@ class LogisticView:
         out = dict(self.inner.diagnostics())
         out["exposure"] = np.eye(M.N_ITEMS)[self._actions]
         return out
+
+    def compiled(self, env):
+        """The compiled fast path of a :class:`CellCCLB` against :class:`~.model.RecommenderEnv`
+        (:class:`~.cell_kernels.CellCCLBKernel`), or None for another pair; this class stays the
+        readable reference."""
+        from .cell_kernels import kernel_for
+
+        return kernel_for(self, env)
 
 
 def slater_margin(inst: M.Instance, tau: float) -> float:

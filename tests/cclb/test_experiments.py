@@ -3,6 +3,8 @@ the confidence sets and the measurements the claims use."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -15,7 +17,7 @@ from causalbandits_lib.core import checks
 from causalbandits_lib.core.runner import simulate
 from causalbandits_lib.core.streams import RunStreams
 
-from .support import GEN, played_data
+from .support import GEN, play, played_data
 
 
 def test_theta_star_in_confidence_set_at_the_stated_rate():
@@ -44,6 +46,33 @@ def test_played_rounds_keep_the_run_and_do_not_change_it():
     assert kept.probes == [0, 25] and seen == [(0, (2, 4, 0), (2, 0)), (25, (2, 4, 25), (2, 25))]
     assert np.isnan(kept.X[:, :, :25]).all() and np.isfinite(kept.X[:, :, 25:]).all()
     np.testing.assert_allclose(np.linalg.norm(kept.X[:, :, 25:], axis=1), 1.0)  # unit-norm played features
+
+
+@pytest.mark.parametrize("how", [{"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
+def test_exact_comparisons_are_the_same_on_worker_processes(how):
+    """compare_optimistic_steps solves the conic programs of each compared run as one task of
+    core.parallel.map_tasks: its returns are the same bit for bit in this process and on worker
+    processes (joblib's, a Dask LocalCluster's), in the order of ``runs``, with the generator's
+    contexts and with candidate features laid out otherwise (strided, neither C- nor Fortran-ordered)."""
+    returns = []
+
+    def probe(t, ctx, X, y, pol):
+        R, K, n = ctx.x.shape
+        padded = np.zeros((R, n, K + 3))
+        padded[:, :, :K] = np.swapaxes(ctx.x, 1, 2)
+        strided = dataclasses.replace(ctx, x=np.swapaxes(padded[:, :, :K], 1, 2))
+        for c in (ctx, strided):
+            returns.append([E.compare_optimistic_steps(t, c, X, y, pol, [1, 0], **kw) for kw in ({"jobs": 1}, how)])
+        return t
+
+    play(FairLogisticBandit(GEN), OFULogPlus(), 40, 3, n_runs=2, rounds=[30], probe=probe)
+    assert len(returns) == 2
+    keys = ["exact", "exact_at_choice", "exact_best", "fast_at_choice", "quadratic"]
+    for serial, parallel in returns:
+        assert sorted(serial) == sorted(parallel) == keys and serial["exact"].shape == (2, 20)
+        for key in keys:
+            a, b = serial[key], parallel[key]
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), key
 
 
 def test_batched_configurations_equal_separate_runs():

@@ -20,6 +20,7 @@ from causalbandits_lib.cclb.generator import RoundGenerator
 from causalbandits_lib.cclb.kernels import (
     DIAGNOSTICS,
     FEEDBACK,
+    PLAYED,
     OFULogKernel,
     _jacobi4,
     fast_exp,
@@ -28,6 +29,7 @@ from causalbandits_lib.cclb.kernels import (
 )
 from causalbandits_lib.cclb.oracle import mixture_lp_value
 from causalbandits_lib.cclb.registry import CCLB_METRICS, OFULOG_METRICS
+from causalbandits_lib.core.recorders import RecorderBase
 from causalbandits_lib.core.registry import close_arrays, same_arrays
 from causalbandits_lib.core.runner import BLOCK, simulate, simulate_loop
 from causalbandits_lib.core.streams import RunStreams
@@ -141,7 +143,8 @@ def test_kernel_covers_the_family_and_says_what_it_writes():
         policy.reset(streams.child("policy/"))
         kernel = policy.compiled(env)
         assert isinstance(kernel, OFULogKernel)
-        assert tuple(kernel.outputs) == names
+        assert tuple(kernel.outputs) == names + PLAYED
+        assert kernel.outputs["played_x"] == (np.float64, (4,))
     assert set(CCLB_METRICS) == set(FEEDBACK + DIAGNOSTICS) and set(OFULOG_METRICS) < set(CCLB_METRICS)
 
 
@@ -151,23 +154,101 @@ def test_kernel_covers_the_family_and_says_what_it_writes():
         lambda: OFULogPlus(optimistic="exact"),
         lambda: OFULogPlus(loss_bins=0),
         lambda: CCLB(50, loss_bins=0),
-        GLMUCB,
         lambda: type("MyCCLB", (CCLB,), {})(50),
+        lambda: type("MyGLMUCB", (GLMUCB,), {})(),
     ],
-    ids=["exact", "raw_loss_ofulog", "raw_loss_cclb", "glm_ucb", "subclass"],
+    ids=["exact", "raw_loss_ofulog", "raw_loss_cclb", "subclass", "glm_ucb_subclass"],
 )
 def test_compiled_backend_refuses_what_the_kernel_does_not_cover(make_policy):
     with pytest.raises(ValueError, match="backend='compiled' is not available.*no compiled kernel"):
         simulate(FairLogisticBandit(), make_policy(), 5, 0, n_runs=1, metrics=("regret",), backend="compiled")
 
 
-def test_a_probing_recorder_keeps_the_numpy_path():
+class _EveryRound(RecorderBase):
+    """Probes before every decision (it names no rounds)."""
+
+    name = "every_round"
+    block_inputs = ()
+
+    def after_block(self, t0, t1, values):
+        pass
+
+    def before_decision(self, t, ctx, policy):
+        pass
+
+
+def test_a_recorder_probing_every_round_keeps_the_numpy_path():
     with pytest.raises(ValueError, match="probes before each decision"):
         simulate(
-            FairLogisticBandit(), CCLB(20), 5, 0, n_runs=1, metrics=(), recorders=[PlayedRounds()], backend="compiled"
+            FairLogisticBandit(), CCLB(20), 5, 0, n_runs=1, metrics=(), recorders=[_EveryRound()], backend="compiled"
         )
-    auto = simulate(FairLogisticBandit(), CCLB(20), 5, 0, n_runs=1, metrics=(), recorders=[PlayedRounds()])
+    auto = simulate(FairLogisticBandit(), CCLB(20), 5, 0, n_runs=1, metrics=(), recorders=[_EveryRound()])
     assert auto.info["backend"] == "numpy"
+
+
+def _snapshot(t, ctx, X, y, policy):
+    """What a probe of :class:`PlayedRounds` sees: its data, the policy's state and the optimistic
+    step a copy of the policy would take (:func:`~.experiments.compare_optimistic_steps` without the
+    conic programs)."""
+    import copy
+
+    pol = copy.deepcopy(policy)
+    values, thetas = pol.optimistic_values(t, ctx)
+    return {
+        "t": t,
+        "X": X.copy(),
+        "y": y.copy(),
+        "x": np.ascontiguousarray(ctx.x),
+        "history": {name: getattr(policy.history, name).copy() for name in HISTORY},
+        "history_t": policy.history.t,
+        "theta_hat": policy.theta_hat.copy(),
+        "_warm": policy._warm.copy(),
+        "_warm_s": policy._warm_s.copy(),
+        "phi": np.array(getattr(policy, "phi", [])),
+        "values": values,
+        "thetas": thetas,
+        "solved": pol.solved.copy(),
+    }
+
+
+@pytest.mark.parametrize(
+    "make_policy",
+    [lambda: OFULogPlus(mle_warmup=30), lambda: CCLB(BLOCK + 80, eps=0.14, mle_warmup=30)],
+    ids=["ofulog_plus", "eps_cclb"],
+)
+def test_played_rounds_probe_the_kernel_as_the_numpy_path(make_policy):
+    """:class:`PlayedRounds` takes blocks and names its probed rounds, so the runner keeps the kernel
+    and ends a block before each probe, at multiples of the block length and between them: the
+    played features, outcomes and actions are the numpy path's bit for bit, and at every probe the
+    policy's history is identical and its estimates, warm starts and optimistic values are within
+    1e-9 (the kernel's own arithmetic)."""
+    T, rounds = BLOCK + 80, [0, 1, 517, BLOCK, BLOCK + 33, 5 * BLOCK]
+    kept = {}
+    for backend in ("numpy", "compiled"):
+        recorder = PlayedRounds(rounds, _snapshot)
+        res = simulate(
+            FairLogisticBandit(), make_policy(), T, 7, n_runs=2, metrics=(), recorders=[recorder], backend=backend
+        )
+        assert res.info["backend"] == backend
+        kept[backend] = res.recorded["played"]
+    ref, fast = kept["numpy"], kept["compiled"]
+    for name in ("X", "y", "actions"):
+        assert same_arrays(getattr(ref, name), getattr(fast, name)), name
+    assert [p["t"] for p in fast.probes] == [p["t"] for p in ref.probes] == [0, 1, 517, BLOCK, BLOCK + 33]
+    for a, b in zip(ref.probes, fast.probes):
+        for name in ("X", "y", "x"):
+            assert same_arrays(a[name], b[name]), (a["t"], name)
+        for name in HISTORY:
+            assert same_arrays(a["history"][name], b["history"][name]), (a["t"], name)
+        assert a["history_t"] == b["history_t"] == a["t"]
+        for name in ("theta_hat", "_warm", "_warm_s", "thetas"):
+            assert _close_state(a[name], b[name]), (a["t"], name)
+        assert close_arrays(a["phi"], b["phi"]), a["t"]
+        assert close_arrays(a["values"], b["values"]) and same_arrays(a["solved"], b["solved"]), a["t"]
+    # without a probe, or with one, the default backend is now the kernel
+    for recorder in (PlayedRounds(), PlayedRounds([3], lambda *args: None)):
+        auto = simulate(FairLogisticBandit(), OFULogPlus(), 5, 0, n_runs=1, metrics=(), recorders=[recorder])
+        assert auto.info["backend"] == "compiled"
 
 
 def test_environment_block_is_what_observe_shows():
