@@ -643,3 +643,11 @@ class GLMUCB:
 
     def diagnostics(self) -> dict[str, np.ndarray]:
         return dict(self._diag)
+
+    def compiled(self, env):
+        """The compiled fast path against :class:`~.environment.FairLogisticBandit`
+        (:class:`~.glm_kernel.GLMUCBKernel`, every knob and tie rule), or None for another
+        environment or a subclass."""
+        from .glm_kernel import glm_kernel_for
+
+        return glm_kernel_for(self, env)

@@ -13,6 +13,10 @@ modes with either feature map, so those entries name the per-round values the ke
 environment's feedback and the policy's diagnostics) and the conformance check compares it with
 the numpy path. Further entries cover the kernel's other branches: the linear feature map, the
 replicated layout past the MLE's warm-up, and other anchors, iterations and extra solves.
+
+GLM-UCB has its own kernel (:mod:`.glm_kernel`), so its entries name what that kernel writes
+(:data:`GLM_METRICS`) and are compared the same way; one more runs the ``"fairer"`` tie rule on the
+linear feature map, past the eager rounds of its MLE.
 """
 
 from __future__ import annotations
@@ -21,13 +25,16 @@ from ..core.registry import BanditEntry
 from .algorithms import CCLB, GLMUCB, OFULogPlus
 from .environment import FairLogisticBandit
 from .generator import RoundGenerator
+from .glm_kernel import OUTPUTS as GLM_OUTPUTS
 from .kernels import DIAGNOSTICS, FEEDBACK
 
-__all__ = ["ENTRIES", "BENCH_T", "CCLB_METRICS", "OFULOG_METRICS"]
+__all__ = ["ENTRIES", "BENCH_T", "CCLB_METRICS", "OFULOG_METRICS", "GLM_METRICS"]
 
 #: The per-round values compared for the CCLB family (all the numpy path produces, all the kernel writes).
 CCLB_METRICS = FEEDBACK + DIAGNOSTICS
 OFULOG_METRICS = FEEDBACK + ("optimistic_value",)
+#: GLM-UCB's: the environment's feedback and the policy's ``ucb_index``.
+GLM_METRICS = GLM_OUTPUTS
 
 #: Horizon of the benchmark cases (and the horizon CCLB's dual step is tuned for).
 BENCH_T = 300
@@ -67,7 +74,7 @@ ENTRIES = [
     _bench("cclb.cclb", lambda: CCLB(BENCH_T), CCLB_METRICS),
     _bench("cclb.eps_cclb", lambda: CCLB(BENCH_T, eps=0.14), CCLB_METRICS),
     _bench("cclb.ofulog_plus", OFULogPlus, OFULOG_METRICS),
-    _bench("cclb.glm_ucb", GLMUCB, None),
+    _bench("cclb.glm_ucb", GLMUCB, GLM_METRICS),
     BanditEntry(
         "cclb.ofulog_plus_quadratic",
         FairLogisticBandit,
@@ -113,5 +120,15 @@ ENTRIES = [
         n_runs=3,
         metrics=OFULOG_METRICS,
     ),
-    BanditEntry("cclb.glm_ucb_replications", FairLogisticBandit, GLMUCB, T=80, n_runs=4, metrics=None, replications=2),
+    BanditEntry(
+        "cclb.glm_ucb_replications", FairLogisticBandit, GLMUCB, T=80, n_runs=4, metrics=GLM_METRICS, replications=2
+    ),
+    BanditEntry(
+        "cclb.glm_ucb_fairer_half_scaled",
+        _half_scaled_env,
+        lambda: GLMUCB(tie_rule="fairer", eager_rounds=30, lazy_every=3, newton_steps=2),
+        T=120,
+        n_runs=3,
+        metrics=GLM_METRICS,
+    ),
 ]
