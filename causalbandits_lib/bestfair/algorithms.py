@@ -12,6 +12,13 @@ other runs are simulated with it. The stream of run ``i`` is the same for every 
 a time; the notebook, the conformance test and the benchmark check that it agrees with
 :func:`identify` bit for bit.
 
+Backends (:data:`BACKENDS`): the readable path keeps every run's pool as cell counts and evaluates
+:meth:`~.estimators.WeightedEstimator.estimate`; the compiled path (:mod:`.kernels`, the default
+``"auto"`` where it reproduces the readable one) keeps counts at the reward cells only and
+evaluates the same sums in numba, bit for bit. Both draw the same multinomials and solve the same
+LPs (once per distinct remaining set and phase, whatever the number of runs that share it); the
+tests and the registry's conformance check compare them.
+
 :class:`Identification` is one algorithm on one problem with a budget of ``T`` pulls, in the shape
 of the core's :class:`~causalbandits_lib.core.protocols.Identifier` protocol (``identify(seed,
 runs)``); :func:`identify` builds one and runs it. The chapter's registry
@@ -35,11 +42,13 @@ Reconstructed or unstated details (notes §3 and §8), each a field of :class:`A
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..core.runner import BACKENDS, note_work
 from ..core.streams import RunStreams, run_indices
 from .allocation import (
     ALL_BLOCKS,
@@ -49,14 +58,15 @@ from .allocation import (
     AllocationLP,
     n_phases,
     phase_budgets,
-    round_allocation,
+    round_allocations,
 )
-from .estimators import WeightedEstimator
+from .estimators import ESTIMATES, WeightedEstimator
 from .model import FairArmsProblem
 
 __all__ = [
     "ALGORITHMS",
     "ALLOCATION_RULES",
+    "BACKENDS",
     "NO_FAIR_ARM",
     "PULL_STREAM_PREFIX",
     "AlgorithmConfig",
@@ -64,6 +74,7 @@ __all__ = [
     "Identification",
     "identify",
     "identify_loop",
+    "resolve_backend",
 ]
 
 #: The four algorithms of the paper's figures (red, green, blue, purple).
@@ -211,9 +222,13 @@ class IdentificationResult:
     @staticmethod
     def concatenate(results: Sequence["IdentificationResult"]) -> "IdentificationResult":
         """The results of disjoint runs of the same algorithm, problem and budget stacked in the given
-        order (the LP solves they report are summed)."""
+        order (the LP solves they report are summed; the backend is kept if they share it)."""
         first = results[0]
         arrays = {a: np.concatenate([getattr(r, a) for r in results]) for a in IdentificationResult.ARRAYS}
+        info: dict[str, Any] = {"lp_solves": sum(r.info.get("lp_solves", 0) for r in results)}
+        backends = {r.info.get("backend") for r in results}
+        if len(backends) == 1 and None not in backends:
+            info["backend"] = backends.pop()
         return IdentificationResult(
             algorithm=first.algorithm,
             T=first.T,
@@ -221,7 +236,7 @@ class IdentificationResult:
             seed=first.seed,
             best_arm=first.best_arm,
             stage=first.stage,
-            info={"lp_solves": sum(r.info.get("lp_solves", 0) for r in results)},
+            info=info,
             **arrays,
         )
 
@@ -231,15 +246,50 @@ class IdentificationResult:
         return replace(self, info=dict(self.info), **{a: getattr(self, a)[rows] for a in self.ARRAYS})
 
 
+def _distinct_rows(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a boolean matrix and, for each row, the index of its distinct row (the
+    order of the distinct rows is immaterial: each is solved cold). Up to 62 columns a row is read
+    as the bits of an integer, which is quicker than ``np.unique(..., axis=0)``."""
+    if masks.shape[1] > 62:
+        uniq, inverse = np.unique(masks, axis=0, return_inverse=True)
+        return uniq, inverse.ravel()
+    codes = masks @ (np.int64(1) << np.arange(masks.shape[1], dtype=np.int64))
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    return masks[first], inverse.ravel()
+
+
+class _CellCounts:
+    """The readable sample pool: every run's cell counts ``(n, 3, K, C)`` of every kind of pull of
+    every arm, evaluated by :meth:`WeightedEstimator.estimate` (the reference of the compiled
+    :class:`~.kernels.RewardCounts`)."""
+
+    def __init__(self, n_runs: int, estimator: WeightedEstimator):
+        p = estimator.problem
+        self.est = estimator
+        self.shape = (int(n_runs), 3, p.n_arms, p.n_cells)
+        self.counts = np.zeros(self.shape, dtype=np.int64)
+
+    def clear(self) -> None:
+        self.counts = np.zeros(self.shape, dtype=np.int64)
+
+    def add(self, alloc: np.ndarray, draws, cumulative: bool) -> None:
+        counts = np.zeros(self.shape, dtype=np.int64)  # fresh zero pages: cheaper than a copy
+        for i, rows, drawn in draws:
+            counts[i].reshape(-1, self.shape[3])[rows] = drawn
+        self.counts = self.counts + counts if cumulative else counts
+
+    def estimates(self, phase: int, which: tuple[str, ...], active: np.ndarray) -> list[np.ndarray]:
+        return [self.est.estimate(self.counts, phase, w) for w in which]
+
+
 class _Runs:
     """Shared machinery of one algorithm execution: pulls, allocation, estimates, histories."""
 
-    def __init__(self, problem, algorithm, T, tolerance, seed, runs, config, lp, estimator, n_total_phases):
+    def __init__(self, problem, algorithm, T, tolerance, seed, runs, config, lp, estimator, n_total_phases, compiled):
         self.problem = problem
         self.config = config
         self.tolerance = tolerance
         self.lp = lp
-        self.est = estimator
         self.n = len(runs)
         K, C = problem.n_arms, problem.n_cells
         self.K = K
@@ -248,8 +298,13 @@ class _Runs:
         streams = RunStreams(seed, runs, prefix=PULL_STREAM_PREFIX)
         self.gens = streams.generators("pulls")
         self.budget = config.budget_for(T)
-        self.probs = problem.cell_probs
-        self.zero_counts = np.zeros((self.n, 3, K, C), dtype=np.int64)
+        self.probs = problem.cell_probs.reshape(3 * K, C)
+        if compiled:
+            from .kernels import RewardCounts
+
+            self.samples = RewardCounts(self.n, estimator)
+        else:
+            self.samples = _CellCounts(self.n, estimator)
         P = n_total_phases
         self.remaining = np.zeros((self.n, P + 1, K), dtype=bool)
         self.fair_set = np.zeros((self.n, P, K), dtype=bool)
@@ -259,28 +314,44 @@ class _Runs:
         self.finished = np.zeros(self.n, dtype=np.int64)
         self.solves_before = lp.solves
 
-    def allocate(self, R: np.ndarray, active: np.ndarray, pulls: int, blocks) -> np.ndarray:
+    def allocate(self, R: np.ndarray, active: np.ndarray, pulls: int, blocks) -> tuple[np.ndarray, list]:
+        """Pulls of each kind of each arm for every run (zero for a run that has stopped), and the
+        draws to make: one ``(runs, rows)`` per distinct remaining set among the active runs, with
+        ``rows`` the flat ``(kind, arm)`` indices of its non-zero pulls. The LP is solved (or
+        looked up) once per distinct remaining set."""
         alloc = np.zeros((self.n, 3, self.K), dtype=np.int64)
         idx = np.flatnonzero(active)
         if len(idx) == 0:
-            return alloc
-        uniq, inverse = np.unique(R[idx], axis=0, return_inverse=True)
-        per = np.stack([round_allocation(self.fractions(mask, blocks), pulls) for mask in uniq])
-        alloc[idx] = per[inverse.ravel()]
-        return alloc
+            return alloc, []
+        uniq, inverse = _distinct_rows(R[idx])
+        per = round_allocations(np.stack([self.fractions(mask, blocks) for mask in uniq]), pulls)
+        alloc[idx] = per[inverse]
+        members = np.split(idx[np.argsort(inverse, kind="stable")], np.cumsum(np.bincount(inverse))[:-1])
+        groups = [(runs, np.flatnonzero(per[u])) for u, runs in enumerate(members)]
+        return alloc, groups
 
     def fractions(self, mask: np.ndarray, blocks) -> np.ndarray:
         if self.config.allocation == "maxmin" or sum(blocks) == 1:
-            return self.lp.solve(mask, self.budget, blocks)[0]
-        parts = [self.lp.solve(mask, self.budget, tuple(b == c for c in range(3)))[0] for b in range(3) if blocks[b]]
+            return self.lp.fractions(mask, self.budget, blocks)
+        parts = [self.lp.fractions(mask, self.budget, tuple(b == c for c in range(3))) for b in range(3) if blocks[b]]
         return sum(parts) / len(parts)
 
-    def pull(self, active: np.ndarray, alloc: np.ndarray) -> np.ndarray:
-        counts = np.zeros(self.zero_counts.shape, dtype=np.int64)  # fresh zero pages: cheaper than a copy
-        for i in np.flatnonzero(active):
-            nz = alloc[i] > 0
-            counts[i][nz] = self.gens[i].multinomial(alloc[i][nz], self.probs[nz])
-        return counts
+    def pull(self, alloc: np.ndarray, groups: list, cumulative: bool) -> None:
+        """Draw every active run's pulls from its own generator and add them to the sample pools
+        (or replace the pools: V1). Run ``i`` draws ``multinomial(n, p)``, ``n`` its non-zero pulls
+        in flat ``(kind, arm)`` order and ``p`` those rows of the cell probabilities; the runs of a
+        group share ``n`` and ``p``."""
+        flat = alloc.reshape(self.n, -1)
+        draws = []
+        for runs, rows in groups:
+            n, pvals = flat[runs[0], rows], self.probs[rows]
+            draws.extend((i, rows, self.gens[i].multinomial(n, pvals)) for i in runs)
+        self.samples.add(alloc, draws, cumulative)
+
+    def estimate(self, phase: int, which: tuple[str, ...], active: np.ndarray) -> list[np.ndarray]:
+        """The estimates ``which`` for every run from its pool (values of runs that are not active
+        are never used)."""
+        return self.samples.estimates(phase, which, active)
 
     def unfair(self, z: np.ndarray, zr: np.ndarray, phase: int) -> np.ndarray:
         m, tol = self.config.fairness_margin / 2.0**phase, self.tolerance
@@ -290,7 +361,7 @@ class _Runs:
         m, tol = self.config.fairness_margin / 2.0**phase, self.tolerance
         return (z + m < tol) & (z - m > -tol) & (zr + m < tol) & (zr - m > -tol)
 
-    def result(self, algorithm, T, seed, runs, stage) -> IdentificationResult:
+    def result(self, algorithm, T, seed, runs, stage, backend) -> IdentificationResult:
         return IdentificationResult(
             algorithm=algorithm,
             T=int(T),
@@ -305,27 +376,25 @@ class _Runs:
             estimates=self.estimates,
             stage=np.asarray(stage, dtype=np.int64),
             finished=self.finished,
-            info={"lp_solves": self.lp.solves - self.solves_before, "budget": self.budget},
+            info={"lp_solves": self.lp.solves - self.solves_before, "budget": self.budget, "backend": backend},
         )
 
 
-def _csr(problem, T, tolerance, seed, runs, config, cumulative, algorithm, lp, est) -> IdentificationResult:
+def _csr(problem, T, tolerance, seed, runs, config, cumulative, algorithm, lp, est, backend) -> IdentificationResult:
     P = n_phases(T, config.phase_rule)
     taus = phase_budgets(T, P)
-    s = _Runs(problem, algorithm, T, tolerance, seed, runs, config, lp, est, P)
+    s = _Runs(problem, algorithm, T, tolerance, seed, runs, config, lp, est, P, backend == "compiled")
     n, K = s.n, s.K
     R = np.ones((n, K), dtype=bool)
     active = np.ones(n, dtype=bool)
-    pool = s.zero_counts
     last_F = np.zeros((n, K), dtype=bool)
     last_Y = np.full((n, K), np.nan)
     s.remaining[:, 0] = R
     for phase in range(1, P + 1):
         if active.any():
-            alloc = s.allocate(R, active, int(taus[phase - 1]), ALL_BLOCKS)
-            counts = s.pull(active, alloc)
-            pool = pool + counts if cumulative else counts
-            Yh, z, zr = est.estimate_all(pool, phase)
+            alloc, groups = s.allocate(R, active, int(taus[phase - 1]), ALL_BLOCKS)
+            s.pull(alloc, groups, cumulative)
+            Yh, z, zr = s.estimate(phase, ESTIMATES, active)
             F = R & s.certified_fair(z, zr, phase)
             with np.errstate(invalid="ignore"):
                 YH = np.where(F, Yh, -np.inf).max(axis=1)
@@ -348,28 +417,27 @@ def _csr(problem, T, tolerance, seed, runs, config, cumulative, algorithm, lp, e
     best_in_F = np.argmax(np.where(last_F, np.nan_to_num(last_Y, nan=-np.inf), -np.inf), axis=1)
     s.chosen[undecided & has_F] = best_in_F[undecided & has_F]
     s.chosen[undecided & ~has_F] = NO_FAIR_ARM
-    return s.result(algorithm, T, seed, runs, np.ones(P))
+    return s.result(algorithm, T, seed, runs, np.ones(P), backend)
 
 
-def _two_stage(problem, T, tolerance, seed, runs, config, cumulative, algorithm, lp, est) -> IdentificationResult:
+def _two_stage(
+    problem, T, tolerance, seed, runs, config, cumulative, algorithm, lp, est, backend
+) -> IdentificationResult:
     T1 = int(round(T * config.stage_split))
     T2 = int(T) - T1
     P1, P2 = n_phases(T1, config.phase_rule), n_phases(T2, config.phase_rule)
     taus1, taus2 = phase_budgets(T1, P1), phase_budgets(T2, P2)
-    s = _Runs(problem, algorithm, T, tolerance, seed, runs, config, lp, est, P1 + P2)
+    s = _Runs(problem, algorithm, T, tolerance, seed, runs, config, lp, est, P1 + P2, backend == "compiled")
     n, K = s.n, s.K
     R = np.ones((n, K), dtype=bool)
     s.remaining[:, 0] = R
     # Stage 1: fairness screening; a run stops screening once one arm is left (Alg. 4, "break").
-    pool = s.zero_counts
     for phase in range(1, P1 + 1):
         active = (R.sum(axis=1) > 1) & (s.chosen == _UNDECIDED)
         if active.any():
-            alloc = s.allocate(R, active, int(taus1[phase - 1]), FAIRNESS_BLOCKS)
-            counts = s.pull(active, alloc)
-            pool = pool + counts if cumulative else counts
-            z = est.estimate(pool, phase, "fairness")
-            zr = est.estimate(pool, phase, "fairness_reverse")
+            alloc, groups = s.allocate(R, active, int(taus1[phase - 1]), FAIRNESS_BLOCKS)
+            s.pull(alloc, groups, cumulative)
+            z, zr = s.estimate(phase, ("fairness", "fairness_reverse"), active)
             with np.errstate(invalid="ignore"):
                 R = np.where(active[:, None], R & ~s.unfair(z, zr, phase), R)
             act = active[:, None]
@@ -380,7 +448,7 @@ def _two_stage(problem, T, tolerance, seed, runs, config, cumulative, algorithm,
             s.finished[empty] = phase
         s.remaining[:, phase] = R
     # Stage 2: successive rejects with importance sampling (Sen et al. 2017) on the survivors.
-    pool = s.zero_counts
+    s.samples.clear()
     last_Y = np.full((n, K), np.nan)
     active = s.chosen == _UNDECIDED
     for phase in range(1, P2 + 1):
@@ -389,10 +457,9 @@ def _two_stage(problem, T, tolerance, seed, runs, config, cumulative, algorithm,
         s.finished[single] = P1 + phase - 1
         active = active & ~single
         if active.any():
-            alloc = s.allocate(R, active, int(taus2[phase - 1]), OUTCOME_BLOCK)
-            counts = s.pull(active, alloc)
-            pool = pool + counts if cumulative else counts
-            Yh = est.estimate(pool, phase, "outcome")
+            alloc, groups = s.allocate(R, active, int(taus2[phase - 1]), OUTCOME_BLOCK)
+            s.pull(alloc, groups, cumulative)
+            (Yh,) = s.estimate(phase, ("outcome",), active)
             with np.errstate(invalid="ignore"):
                 YH = np.where(R, Yh, -np.inf).max(axis=1)
                 elim = YH[:, None] > Yh + config.reward_margin / 2.0**phase
@@ -407,7 +474,29 @@ def _two_stage(problem, T, tolerance, seed, runs, config, cumulative, algorithm,
     s.finished[single] = P1 + P2
     best = np.argmax(np.where(R, np.nan_to_num(last_Y, nan=-np.inf), -np.inf), axis=1)
     s.chosen[undecided] = best[undecided]
-    return s.result(algorithm, T, seed, runs, np.r_[np.ones(P1), 2 * np.ones(P2)])
+    return s.result(algorithm, T, seed, runs, np.r_[np.ones(P1), 2 * np.ones(P2)], backend)
+
+
+def resolve_backend(backend: str) -> str:
+    """``"numpy"`` or ``"compiled"``: what ``backend`` (one of :data:`BACKENDS`) runs here.
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` is not one of :data:`BACKENDS`, or is ``"compiled"`` where the kernels do not
+        reproduce the readable estimators (:func:`.kernels.reproduces`).
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}; allowed are {BACKENDS}")
+    if backend == "numpy":
+        return "numpy"
+    from .kernels import reproduces
+
+    if reproduces():
+        return "compiled"
+    if backend == "compiled":
+        raise ValueError("backend='compiled' is not available: the kernels do not reproduce the numpy estimators here")
+    return "numpy"
 
 
 @dataclass(frozen=True)
@@ -431,6 +520,12 @@ class Identification:
     estimator : WeightedEstimator, optional
         Pass one to share its cached weights (its ``log_base`` must match ``config``); default: a
         fresh one.
+    backend : {"auto", "numpy", "compiled"}
+        How the sample pools and the estimators are evaluated (:data:`BACKENDS`): ``"numpy"`` the
+        readable path (cell counts and :meth:`WeightedEstimator.estimate`), ``"compiled"`` the
+        kernels of :mod:`.kernels` (identical results), ``"auto"`` the kernels where they
+        reproduce the readable estimators (:func:`.kernels.reproduces`), else numpy. The result's
+        ``info["backend"]`` says which ran.
 
     Raises
     ------
@@ -445,6 +540,7 @@ class Identification:
     config: AlgorithmConfig | None = None
     lp: AllocationLP | None = None
     estimator: WeightedEstimator | None = None
+    backend: str = "auto"
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -453,6 +549,8 @@ class Identification:
             raise ValueError(f"T={self.T!r} must be an integer >= 16")
         if not self.tolerance > 0:
             raise ValueError(f"tolerance={self.tolerance!r} must be positive")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend={self.backend!r}; allowed are {BACKENDS}")
         problem = self.problem
         config = self.config or AlgorithmConfig()
         lp = self.lp
@@ -470,13 +568,23 @@ class Identification:
         object.__setattr__(self, "lp", lp)
         object.__setattr__(self, "estimator", estimator)
 
+    def with_backend(self, backend: str) -> "Identification | None":
+        """The same identification on ``backend`` (one of :data:`BACKENDS`), sharing the LP and
+        the estimator; None for ``"compiled"`` where the kernels do not reproduce the numpy path
+        (the registry's conformance check compares the two paths through it)."""
+        if backend == "compiled" and resolve_backend("auto") != "compiled":
+            return None
+        return replace(self, backend=backend)
+
     def identify(self, seed: int, runs: Sequence[int]) -> IdentificationResult:
         """Run the runs ``runs`` (global indices) from root seed ``seed``; run ``i`` draws from stream
         ``bestfair/pulls`` of run ``i`` only (the same stream for every algorithm and budget)."""
         runs = run_indices(None, runs)
         cumulative = self.algorithm.endswith("V2")
         run = _csr if self.algorithm.startswith("CSR") else _two_stage
-        return run(
+        backend = resolve_backend(self.backend)
+        started = time.perf_counter()
+        result = run(
             self.problem,
             self.T,
             self.tolerance,
@@ -487,7 +595,13 @@ class Identification:
             self.algorithm,
             self.lp,
             self.estimator,
+            backend,
         )
+        # the records' work ledger (timings.simulations): a budget of T pulls counts as T rounds
+        note_work(
+            type(self.problem).__name__, self.algorithm, backend, len(runs), self.T, time.perf_counter() - started
+        )
+        return result
 
 
 def identify(
@@ -501,6 +615,7 @@ def identify(
     config: AlgorithmConfig | None = None,
     lp: AllocationLP | None = None,
     estimator: WeightedEstimator | None = None,
+    backend: str = "auto",
 ) -> IdentificationResult:
     """Run one of :data:`ALGORITHMS` with a budget of ``T`` pulls, all runs at once.
 
@@ -522,8 +637,10 @@ def identify(
         Pass one to share its cache of LP solutions across calls (it must belong to ``problem``).
     estimator : WeightedEstimator, optional
         Pass one to share its cached weights (its ``log_base`` must match ``config``).
+    backend : {"auto", "numpy", "compiled"}
+        See :class:`Identification`.
     """
-    identification = Identification(problem, algorithm, T, tolerance, config, lp, estimator)
+    identification = Identification(problem, algorithm, T, tolerance, config, lp, estimator, backend)
     return identification.identify(seed, run_indices(n_runs, runs))
 
 
@@ -537,8 +654,9 @@ def identify_loop(
     config: AlgorithmConfig | None = None,
     lp: AllocationLP | None = None,
     estimator: WeightedEstimator | None = None,
+    backend: str = "auto",
 ) -> IdentificationResult:
     """Reference: the same algorithm one run at a time (identical to :func:`identify`, run for run);
     the runs share one LP and one estimator, and so their caches."""
-    identification = Identification(problem, algorithm, T, tolerance, config, lp, estimator)
+    identification = Identification(problem, algorithm, T, tolerance, config, lp, estimator, backend)
     return IdentificationResult.concatenate([identification.identify(seed, [i]) for i in range(int(n_runs))])

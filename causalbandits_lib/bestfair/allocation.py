@@ -17,10 +17,12 @@ The LP is solved by HiGHS (``highspy``, the solver cvxpy itself installs): one m
 and columns are active and the budget, and starts cold, so its answer does not depend on earlier
 solves. :func:`linprog_allocation` states the same LP through ``scipy.optimize.linprog`` (the
 readable reference), and ``solver="CLARABEL"`` solves it with cvxpy as a cross-check. Each
-distinct ``(blocks, B, R)`` costs one solve and is cached. The optimal value is unique; the optimal
-fractions need not be, and an interior-point solver (CLARABEL) may return a point inside an
-optimal face where the simplex method returns a vertex: the integer rounding of the pulls follows
-whichever it gets (the book's records use HiGHS).
+distinct ``(blocks, B, R)`` costs one solve and is cached: every run, algorithm and budget that
+shares an :class:`AllocationLP` shares its solutions (:func:`~.experiments.budget_curves` shares
+one wherever a solution can recur: the same ``B``, i.e. the same budget ``T``). The optimal value
+is unique; the optimal fractions need not be, and an interior-point solver (CLARABEL) may return
+a point inside an optimal face where the simplex method returns a vertex: the integer rounding of
+the pulls follows whichever it gets (the book's records use HiGHS).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "harmonic",
     "phase_budgets",
     "round_allocation",
+    "round_allocations",
     "AllocationLP",
     "linprog_allocation",
     "ALL_BLOCKS",
@@ -125,6 +128,38 @@ def round_allocation(nu: np.ndarray, total: int) -> np.ndarray:
     return base.reshape(nu.shape)
 
 
+def round_allocations(nu: np.ndarray, total: int) -> np.ndarray:
+    """:func:`round_allocation` of every ``nu[u]`` with the same ``total``, in one pass.
+
+    Parameters
+    ----------
+    nu : ndarray, shape (U, 3, K)
+        Fractions, each ``nu[u]`` summing to 1, C-contiguous (each row's sum then adds its numbers
+        in the order ``nu[u].sum()`` does, so the results are those of :func:`round_allocation`).
+    total : int
+
+    Returns
+    -------
+    int ndarray, shape (U, 3, K)
+    """
+    nu = np.ascontiguousarray(nu, dtype=float)
+    if np.any(~np.isfinite(nu)) or np.any(nu < -1e-6):
+        raise ValueError("allocation fractions must be finite and non-negative")
+    flat = np.where(nu < 1e-9, 0.0, nu).reshape(len(nu), -1)
+    s = flat.sum(axis=1)
+    if np.any(s <= 0):
+        raise ValueError("allocation fractions are all zero")
+    exact = flat / s[:, None] * int(total)
+    base = np.floor(exact).astype(np.int64)
+    left = int(total) - base.sum(axis=1)
+    # the ``left`` largest remainders of each row get one more pull, ties to the lowest index
+    order = np.argsort(-(exact - base), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(flat.shape[1]), order.shape), axis=1)
+    base += rank < left[:, None]
+    return base.reshape(nu.shape)
+
+
 class AllocationLP:
     """ALLOCATE as a parametrised cvxpy problem, with a cache keyed by ``(blocks, B, R)``.
 
@@ -156,7 +191,10 @@ class AllocationLP:
         self.solver = solver
         self._highs: highspy.Highs | None = None
         self._problems: dict[tuple[bool, ...], tuple] = {}
-        self._cache: dict[tuple, tuple[np.ndarray, float]] = {}
+        # fractions and values, keyed by (blocks, B, R)
+        self._cache: dict[tuple, np.ndarray] = {}
+        self._values: dict[tuple, float] = {}
+        self._block_data: dict[tuple[bool, ...], tuple[np.ndarray, np.ndarray, float]] = {}
         self.solves = 0
 
     def _highs_model(self) -> highspy.Highs:
@@ -187,18 +225,33 @@ class AllocationLP:
             h.setOptionValue("presolve", "off")
             h.passModel(lp)
             self._highs = h
+            # what every solve passes unchanged: the row and column indices and lower bounds
+            self._rows = (np.arange(3 * K + 2, dtype=np.int32), np.r_[np.full(3 * K + 1, -highspy.kHighsInf), 1.0])
+            self._cols = (np.arange(n, dtype=np.int32), np.r_[np.zeros(3 * K), -highspy.kHighsInf])
         return self._highs
 
+    def _blocks(self, blocks: tuple[bool, ...]) -> tuple[np.ndarray, np.ndarray, float]:
+        """For a choice of blocks: which are used (shape ``(3, 1)``), the columns' upper bounds (an
+        unused block's fractions are fixed to zero, ``t`` is free) and the cheapest usable cost."""
+        out = self._block_data.get(blocks)
+        if out is None:
+            used = np.array(blocks)[:, None]
+            cols_up = np.r_[np.where(used, highspy.kHighsInf, np.zeros(self.K)).ravel(), highspy.kHighsInf]
+            out = (used, cols_up, float(self.costs[used & np.ones((3, self.K), bool)].min()))
+            self._block_data[blocks] = out
+        return out
+
     def _solve_highs(self, mask: np.ndarray, budget: float, blocks: tuple[bool, ...]) -> np.ndarray:
-        K, n, inf = self.K, 3 * self.K + 1, highspy.kHighsInf
+        K, inf = self.K, highspy.kHighsInf
         h = self._highs_model()
         h.clearSolver()  # a cold start: the answer must not depend on earlier solves
-        active = np.repeat(np.array(blocks), K)
-        rows_up = np.r_[np.where(active & np.tile(mask, 3), 0.0, inf), budget, 1.0]
-        rows_lo = np.r_[np.full(3 * K + 1, -inf), 1.0]
-        h.changeRowsBounds(3 * K + 2, np.arange(3 * K + 2, dtype=np.int32), rows_lo, rows_up)
-        cols_up = np.r_[np.where(active, inf, 0.0), inf]
-        h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.r_[np.zeros(3 * K), -inf], cols_up)
+        used, cols_up, _ = self._blocks(blocks)
+        # rows of an arm outside R or of an unused block are free; then the cost row and the sum
+        rows_up = np.empty(3 * K + 2)
+        rows_up[: 3 * K] = np.where(used & mask, 0.0, inf).ravel()
+        rows_up[3 * K], rows_up[3 * K + 1] = budget, 1.0
+        h.changeRowsBounds(3 * K + 2, self._rows[0], self._rows[1], rows_up)
+        h.changeColsBounds(3 * K + 1, self._cols[0], self._cols[1], cols_up)
         h.run()
         status = h.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
@@ -250,23 +303,34 @@ class AllocationLP:
             If ``R`` is empty, or the budget admits no allocation (every usable pull costs more
             than ``B``).
         """
+        frac = self.fractions(remaining, budget, blocks)
+        key = (tuple(bool(b) for b in blocks), float(budget), np.asarray(remaining, dtype=bool).tobytes())
+        value = self._values.get(key)
+        if value is None:
+            mask, blocks = np.asarray(remaining, dtype=bool), key[0]
+            value = float(min(np.min(self.W[b][mask] @ frac[b]) for b in range(3) if blocks[b]))
+            self._values[key] = value
+        return frac, value
+
+    def fractions(self, remaining: np.ndarray, budget: float, blocks: Sequence[bool] = ALL_BLOCKS) -> np.ndarray:
+        """The optimal fractions ``ν*`` alone (``solve(...)[0]``, without computing the value):
+        what the algorithms ask for, once per remaining set and phase."""
         mask = np.asarray(remaining, dtype=bool)
+        blocks = tuple(bool(b) for b in blocks)
+        key = (blocks, float(budget), mask.tobytes())
+        hit = self._cache.get(key) if mask.shape == (self.K,) else None
+        if hit is not None:  # only valid arguments are ever cached
+            return hit
         if mask.shape != (self.K,) or not mask.any():
             raise ValueError(f"remaining must be a non-empty boolean mask of shape ({self.K},)")
-        blocks = tuple(bool(b) for b in blocks)
         if len(blocks) != 3 or not any(blocks):
             raise ValueError(f"blocks={blocks!r} must be three booleans, at least one True")
         if not budget >= 0:
             raise ValueError(f"budget={budget!r} must be >= 0")
-        key = (blocks, float(budget), mask.tobytes())
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        usable = np.array(blocks)[:, None] & np.ones((3, self.K), bool)
-        if self.costs[usable].min() > budget:
+        used, cols_up, cheapest = self._blocks(blocks)
+        if cheapest > budget:
             raise ValueError(
-                f"budget B={budget:g} is below the cheapest usable pull cost {self.costs[usable].min():g}; "
-                "no allocation is feasible"
+                f"budget B={budget:g} is below the cheapest usable pull cost {cheapest:g}; no allocation is feasible"
             )
         if self.solver == "highs":
             raw = self._solve_highs(mask, float(budget), blocks)
@@ -284,12 +348,11 @@ class AllocationLP:
                 )
             raw = nu.value
         frac = np.clip(np.asarray(raw, dtype=float), 0.0, None)
-        frac[~np.array(blocks)] = 0.0
+        frac[~used[:, 0]] = 0.0
         frac /= frac.sum()
-        value = float(min(np.min(self.W[b][mask] @ frac[b]) for b in range(3) if blocks[b]))
         frac.setflags(write=False)
-        self._cache[key] = (frac, value)
-        return frac, value
+        self._cache[key] = frac
+        return frac
 
 
 def linprog_allocation(

@@ -77,6 +77,29 @@ class WeightedEstimator:
             "fairness_reverse": (y * r * (p.rho_reverse[idx] - 1.0), r * np.abs(p.rho_reverse[idx] - 1.0), p.D_reverse),
         }
         self._cache: dict[tuple[str, float], np.ndarray] = {}
+        self._tables: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def clip_level(self, phase: int | None) -> float:
+        """``2 log(2/ε)`` of the phase in this estimator's log base (:func:`clip_multiplier`)."""
+        return clip_multiplier(phase, self.log_base)
+
+    def source_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The three estimates' weights before clipping, laid out for the compiled path
+        (:mod:`.kernels`): ``value / div`` and the clip size ``size`` with axes ``(estimate, j, c,
+        k)`` (source arm, reward cell, target arm) and ``div`` with axes ``(estimate, j, k)``, in
+        :data:`ESTIMATES` order. :meth:`weights` is ``value / div`` where ``size <= mult · div``
+        and 0 elsewhere: the same numbers."""
+        if self._tables is None:
+            ratio, size, div = [], [], []
+            for which in ESTIMATES:
+                value, s, d = self._raw[which]
+                ratio.append((value / d[:, :, None]).transpose(1, 2, 0))
+                size.append(s.transpose(1, 2, 0))
+                div.append(d.T)
+            self._tables = tuple(np.ascontiguousarray(np.stack(a)) for a in (ratio, size, div))  # type: ignore[assignment]
+            for a in self._tables:
+                a.setflags(write=False)
+        return self._tables
 
     def weights(self, which: str, phase: int | None) -> np.ndarray:
         """Per-sample contribution ``G[k, j, c]`` of a sample of arm ``j`` in reward cell ``c`` to
@@ -138,7 +161,11 @@ class WeightedEstimator:
         reward = pool[:, :, self.reward_cells].astype(float)
         for j in np.flatnonzero(tau.any(0)):
             # one dot product over cells per (run, arm): einsum without BLAS, so a run's value does
-            # not depend on the other rows of the batch (4x faster than a broadcast product and sum)
+            # not depend on the other rows of the batch (4x faster than a broadcast product and sum).
+            # Indexing the cell axis with ``reward_cells`` (here and in ``_raw``) leaves it outermost
+            # in memory, so einsum adds the cells one after the other in ascending order; the
+            # compiled path (:mod:`.kernels`) repeats that order. Contiguous operands would make
+            # einsum sum in SIMD lanes instead, and the two paths would differ in the last bits.
             num += np.einsum("rc,kc->rk", reward[:, j, :], G[:, j, :])
             norm += tau[:, j, None] * inv_div[None, :, j]
         with np.errstate(invalid="ignore", divide="ignore"):

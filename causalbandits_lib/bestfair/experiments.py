@@ -1,9 +1,9 @@
 """The chapter's experiments: the budget curves of Figures 3, 5 and 6 and replicated samples.
 
-- :func:`budget_curves`: :func:`~.algorithms.identify` for every algorithm at every budget, each
-  (algorithm, budget) pair one task of :func:`~causalbandits_lib.core.parallel.map_tasks`
-  (notebooks ``bestfair/04`` and ``bestfair/05``); :func:`error_rates`, the per-run errors of the
-  same;
+- :func:`budget_curves`: :func:`~.algorithms.identify` for every algorithm at every budget, one
+  task of :func:`~causalbandits_lib.core.parallel.map_tasks` per budget and family of algorithms
+  that solve the same LPs (:func:`lp_families`; notebooks ``bestfair/04`` and ``bestfair/05``);
+  :func:`error_rates`, the per-run errors of the same;
 - :func:`draw_counts`: cell counts of a fixed allocation for many independent replicates (the
   Monte Carlo check of the estimators, notebook ``bestfair/01``);
 - the checks behind the chapter's claims on per-run errors (:mod:`causalbandits_lib.core.checks`
@@ -33,6 +33,7 @@ from .model import FairArmsProblem
 
 __all__ = [
     "budget_curves",
+    "lp_families",
     "instance_errors",
     "first_budget_below",
     "error_rates",
@@ -100,14 +101,19 @@ def budget_curves(
     estimator: WeightedEstimator | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
+    backend: str = "auto",
 ) -> dict[str, list[IdentificationResult]]:
     """:func:`identify` for every algorithm at every budget: the curves of Figures 3, 5 and 6.
 
-    Each (algorithm, budget) pair is one task of :func:`causalbandits_lib.core.parallel.map_tasks`, so with
-    ``jobs > 1`` the pairs run on that many worker processes and with ``scheduler`` on a Dask
-    cluster. Run ``i`` draws only from its own stream (``seed`` and ``i``, shared by every pair), and the
-    LP is solved without warm starts, so the results are identical however they are run. In this
-    process (``jobs == 1``) the pairs share ``lp`` and ``estimator`` and their caches.
+    The pairs are grouped into tasks of :func:`causalbandits_lib.core.parallel.map_tasks`, one per
+    budget and family of algorithms (:func:`lp_families`: the V1 and V2 variants of an algorithm
+    solve the same LPs), largest budget first; a task's identifications share one LP and one
+    estimator, and so their caches (a solution is never shared across budgets: the average-cost
+    budget ``B = 1/√T`` is part of every LP unless ``config.budget`` fixes it). With ``jobs > 1``
+    the tasks run on that many worker processes and with ``scheduler`` on a Dask cluster; in this
+    process (``jobs == 1``) every task shares ``lp`` and ``estimator``. Run ``i`` draws only from
+    its own stream (``seed`` and ``i``, shared by every pair), and the LP is solved without warm
+    starts, so the results are identical however they are run.
 
     Returns
     -------
@@ -118,29 +124,67 @@ def budget_curves(
         config = config or AlgorithmConfig()
         lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
         estimator = estimator or WeightedEstimator(problem, config.log_base)
+    order = sorted(range(len(budgets)), key=lambda b: -int(budgets[b]))
     tasks = [
         dict(
             problem=problem,
-            algorithm=alg,
-            T=int(T),
+            algorithms=family,
+            T=int(budgets[b]),
             tolerance=tolerance,
             seed=seed,
             n_runs=n_runs,
             config=config,
             lp=lp if local else None,
             estimator=estimator if local else None,
+            backend=backend,
         )
-        for alg in algorithms
-        for T in budgets
+        for b in order
+        for family in lp_families(algorithms)
     ]
-    outcomes = map_tasks(identify, tasks, jobs=jobs, scheduler=scheduler, retries=1)
+    outcomes = map_tasks(_identify_all, tasks, jobs=jobs, scheduler=scheduler, retries=1)
     for task, outcome in zip(tasks, outcomes):
         if not outcome.ok:
-            raise RuntimeError(f"{task['algorithm']} at T={task['T']} failed: {outcome.error}")
-    out: dict[str, list[IdentificationResult]] = {alg: [] for alg in algorithms}
-    for task, outcome in zip(tasks, outcomes):
-        out[task["algorithm"]].append(outcome.result)
-    return out
+            raise RuntimeError(f"{', '.join(task['algorithms'])} at T={task['T']} failed: {outcome.error}")
+    done = {
+        (alg, task["T"]): result
+        for task, o in zip(tasks, outcomes)
+        for alg, result in zip(task["algorithms"], o.result)
+    }
+    return {alg: [done[alg, int(T)] for T in budgets] for alg in algorithms}
+
+
+def lp_families(algorithms: Sequence[str]) -> list[tuple[str, ...]]:
+    """The algorithms grouped by the LPs they solve, in the given order: CSR-V1 and CSR-V2 solve
+    the same ones, and so do TS-V1 and TS-V2 (the pools differ, not the allocation rule)."""
+    families: dict[str, list[str]] = {}
+    for alg in algorithms:
+        families.setdefault(alg.split("-")[0], []).append(alg)
+    return [tuple(f) for f in families.values()]
+
+
+def _identify_all(
+    problem: FairArmsProblem,
+    algorithms: Sequence[str],
+    T: int,
+    tolerance: float,
+    seed: int,
+    n_runs: int,
+    config: AlgorithmConfig | None,
+    lp: AllocationLP | None,
+    estimator: WeightedEstimator | None,
+    backend: str,
+) -> list[IdentificationResult]:
+    """One task of :func:`budget_curves`: the algorithms at budget ``T``, sharing one LP and one
+    estimator (fresh ones where none is given, as in a worker process)."""
+    config = config or AlgorithmConfig()
+    lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
+    estimator = estimator or WeightedEstimator(problem, config.log_base)
+    return [
+        identify(
+            problem, alg, T, tolerance, seed, n_runs=n_runs, config=config, lp=lp, estimator=estimator, backend=backend
+        )
+        for alg in algorithms
+    ]
 
 
 def instance_errors(
@@ -153,6 +197,7 @@ def instance_errors(
     config: AlgorithmConfig | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
+    backend: str = "auto",
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Per-run errors of every algorithm at every budget on one instance, and for the two-stage
     baselines whether ``k*`` was lost in the fairness screening.
@@ -165,7 +210,16 @@ def instance_errors(
         ``k*`` no longer in ``R`` when the screening stage ends.
     """
     curves = budget_curves(
-        problem, algorithms, budgets, tolerance, seed, n_runs, config=config, jobs=jobs, scheduler=scheduler
+        problem,
+        algorithms,
+        budgets,
+        tolerance,
+        seed,
+        n_runs,
+        config=config,
+        jobs=jobs,
+        scheduler=scheduler,
+        backend=backend,
     )
     k_star = problem.best_fair_arm(tolerance)
     errors = {alg: np.stack([r.error for r in results]) for alg, results in curves.items()}

@@ -12,11 +12,17 @@ is a :class:`~causalbandits_lib.core.registry.IdentifierEntry` whose factory bui
   ``bestfair/02``'s parameters);
 - ``bestfair.<algorithm>_hepar2``: the four algorithms on HEPAR-II with four random arms (§6,
   notebook ``bestfair/05``);
+- ``bestfair.csr_v2_binomial``: CSR-V2 on the binomial variant (20 values of ``V``: 800 cells,
+  divergences to the cheap arm up to ~1e10) of the 'loose' instance, the kind of problem of
+  notebook ``bestfair/04``'s "binomial variant" section;
 - ``bestfair.csr_v2_loose``, ``bestfair.ts_v1_loose`` and their ``.warm_lp`` variants: the cases of
   the former ``benchmarks/bench_bestfair.py`` (the 'loose' instance of seed 0, ``bench_T = 5000``,
   seed 0). A cold entry builds a fresh LP for every identifier, so its time includes the LP solves;
   a warm entry's identifiers share one LP whose cache a first execution of 100 runs (the largest
   ``bench_runs``) has filled, so its time is the simulation alone.
+
+Every identifier offers the compiled path (:meth:`Identification.with_backend`), so the
+conformance check also compares it with the numpy path, bit for bit, on every entry.
 
 The instances are built on first use, so importing the registry is cheap.
 """
@@ -32,10 +38,10 @@ from ..core.registry import IdentifierEntry
 from .algorithms import ALGORITHMS, AlgorithmConfig, Identification, identify
 from .allocation import AllocationLP
 from .instances import hepar2
-from .instances.synthetic import SyntheticInstance, SyntheticSetting, synthetic_instance
+from .instances.synthetic import SyntheticInstance, SyntheticSetting, binomial_variant, synthetic_instance
 from .model import FairArmsProblem
 
-__all__ = ["ENTRIES", "SMALL", "small", "loose", "hepar2_small", "warm_lp"]
+__all__ = ["ENTRIES", "SMALL", "small", "loose", "loose_binomial", "hepar2_small", "warm_lp"]
 
 #: A small synthetic setting (ours, for the conformance checks): every kind of arm of the paper's
 #: settings, in an instance small enough to identify in milliseconds.
@@ -57,6 +63,8 @@ HEPAR2_TOLERANCE = 0.2
 BENCH_SEED = 0
 #: Runs with which a warm entry's shared LP is filled (the largest ``bench_runs``).
 WARM_RUNS = 100
+#: Values of ``V`` in the binomial entry (notebook ``bestfair/04``'s ``binomial_levels``).
+BINOMIAL_LEVELS = 20
 
 
 @cache
@@ -69,6 +77,12 @@ def small() -> SyntheticInstance:
 def loose() -> SyntheticInstance:
     """The 'loose' instance of the former benchmark (seed :data:`BENCH_SEED`)."""
     return synthetic_instance("loose", np.random.default_rng(BENCH_SEED))
+
+
+@cache
+def loose_binomial() -> SyntheticInstance:
+    """The binomial variant (:data:`BINOMIAL_LEVELS` values of ``V``) of :func:`loose`."""
+    return binomial_variant(loose(), BINOMIAL_LEVELS)
 
 
 @cache
@@ -102,6 +116,14 @@ def _on_hepar2(algorithm: str):
     return make
 
 
+def _on_loose_binomial(algorithm: str):
+    def make(T: int) -> Identification:
+        inst = loose_binomial()
+        return Identification(inst.problem, algorithm, T, inst.setting.tolerance)
+
+    return make
+
+
 def _on_loose(algorithm: str, warm: bool):
     def make(T: int) -> Identification:
         inst = loose()
@@ -123,6 +145,7 @@ ENTRIES = [
     *(IdentifierEntry(f"bestfair.{_slug(a)}_small_split", _on_small(a, _SPLIT), budget=2000) for a in ALGORITHMS),
     IdentifierEntry("bestfair.csr_v1_small_other_readings", _on_small("CSR-V1", _OTHER_READINGS), budget=2000),
     *(IdentifierEntry(f"bestfair.{_slug(a)}_hepar2", _on_hepar2(a), budget=2000) for a in ALGORITHMS),
+    IdentifierEntry("bestfair.csr_v2_binomial", _on_loose_binomial("CSR-V2"), budget=2000),
     *(
         IdentifierEntry(
             f"bestfair.{_slug(a)}_loose" + (".warm_lp" if warm else ""),

@@ -18,9 +18,11 @@ The checks, on identical seeds:
 3. **a run does not depend on its neighbours**: a subset of the runs, in another order, gives
    exactly those runs' rows of the full simulation;
 4. **a compiled kernel equals its numpy reference** (when the policy has one for the environment):
-   identical integer values (decisions, counts) and floating-point values within 1e-9 relative;
+   identical integer values (decisions, counts) and floating-point values within 1e-9 relative; an
+   identifier with a compiled path (``with_backend("compiled")``) must give the numpy path's result
+   bit for bit;
 5. **a kernel leaves the policy as the numpy path does** at any round, not only at the end of a
-   block: a recorder that probes a few rounds (:data:`PROBED`, so the kernel's blocks end there)
+   block: a recorder that probes a few rounds (:func:`probed_rounds`, so the kernel's blocks end there)
    asks a copy of the policy for its decision; the kernel's run and the numpy run must agree on
    those decisions too (the state a probing recorder, like cclb's, reads).
 

@@ -1,4 +1,4 @@
-"""The budget curves (one parallel task per algorithm and budget) and replicated samples."""
+"""The budget curves (one parallel task per budget and family of algorithms) and replicated samples."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from causalbandits_lib.bestfair.algorithms import AlgorithmConfig, identify
-from causalbandits_lib.bestfair.experiments import budget_curves, draw_counts, error_rates
+from causalbandits_lib.bestfair.experiments import budget_curves, draw_counts, error_rates, lp_families
 from causalbandits_lib.core import checks
 
 from .problems import easy_problem
@@ -15,14 +15,27 @@ from .problems import easy_problem
 @pytest.mark.parametrize("how", [{"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
 def test_budget_curves_are_the_same_on_worker_processes(how, loose):
     """The budget curves run through core.parallel.map_tasks: identical results serially (shared LP
-    cache), on joblib workers and on a Dask LocalCluster (fresh LP per task)."""
+    cache), on joblib workers and on a Dask LocalCluster (fresh LP per task). A task holds the
+    algorithms that solve the same LPs at one budget, so the workers solve no more LPs than one
+    process does."""
     prob, tol = loose.problem, loose.setting.tolerance
-    args = (prob, ["CSR-V2", "TS-V1"], [500, 1500], tol, 4, 6)
+    args = (prob, ["CSR-V2", "TS-V1", "CSR-V1"], [500, 1500], tol, 4, 6)
     serial = budget_curves(*args)
     parallel = budget_curves(*args, **how)
+    assert list(parallel) == ["CSR-V2", "TS-V1", "CSR-V1"]
     for alg in serial:
         assert [r.T for r in parallel[alg]] == [500, 1500]
         assert all(a.equals(b) for a, b in zip(serial[alg], parallel[alg]))
+
+    def solves(curves):
+        return sum(r.info["lp_solves"] for results in curves.values() for r in results)
+
+    assert solves(parallel) == solves(serial)
+
+
+def test_lp_families_group_the_variants_of_an_algorithm():
+    assert lp_families(["CSR-V2", "TS-V1", "CSR-V1", "TS-V2"]) == [("CSR-V2", "CSR-V1"), ("TS-V1", "TS-V2")]
+    assert lp_families(["TS-V2"]) == [("TS-V2",)]
 
 
 def test_budget_curves_and_error_rates_are_identify_per_pair():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from causalbandits_lib.bestfair import registry as R
 from causalbandits_lib.bestfair.algorithms import ALGORITHMS, Identification
@@ -52,3 +53,39 @@ def test_warm_entries_share_a_filled_lp_and_cold_entries_do_not():
     again = fresh.identify(cold.seed, range(cold.n_runs))
     assert again.info["lp_solves"] > 0 and again.equals(result)
     assert np.array_equal(again.chosen, result.chosen)
+
+
+def test_every_entry_offers_the_compiled_path_and_one_has_800_cells():
+    """So the conformance check compares the compiled path with the numpy path on every entry,
+    among them a problem the size of notebook bestfair/04's binomial variant."""
+    entries = {e.name: e for e in R.ENTRIES}
+    assert all(e.has_kernel() for e in entries.values() if not e.name.endswith(".warm_lp"))
+    binomial = entries["bestfair.csr_v2_binomial"]
+    ident = binomial.make(binomial.budget, "compiled")
+    assert ident.backend == "compiled" and ident.problem.n_cells == 800
+    assert binomial.make(binomial.budget).backend == "numpy"
+
+
+class _Drifting(Identification):
+    """An identification whose compiled path answers differently in one run."""
+
+    def identify(self, seed, runs):
+        result = super().identify(seed, runs)
+        if self.backend == "compiled":
+            result.chosen = result.chosen.copy()
+            result.chosen[0] = (result.chosen[0] + 1) % self.problem.n_arms
+        return result
+
+
+def test_the_conformance_check_catches_a_compiled_path_that_differs():
+    from causalbandits_lib.core.registry import ConformanceError, IdentifierEntry, conformance
+
+    def make(T):
+        inst = R.small()
+        return _Drifting(inst.problem, "CSR-V2", T, inst.setting.tolerance)
+
+    entry = IdentifierEntry("bestfair.drifting", make, budget=400, n_runs=2)
+    with pytest.raises(ConformanceError, match="the compiled path and the numpy reference differ"):
+        conformance(entry)
+    honest = IdentifierEntry("bestfair.honest", R.ENTRIES[0].make_identifier, budget=400, n_runs=2)
+    assert conformance(honest) == ["identified", "compiled"]
