@@ -18,6 +18,7 @@ standard error of a mean paired difference is that of the differences.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -35,6 +36,9 @@ __all__ = [
     "budget_curves",
     "lp_families",
     "instance_errors",
+    "many_instance_errors",
+    "many_budget_curves",
+    "Case",
     "first_budget_below",
     "error_rates",
     "draw_counts",
@@ -119,38 +123,77 @@ def budget_curves(
     -------
     dict of algorithm to one :class:`IdentificationResult` per budget, in budget order.
     """
+    case = Case(problem, tolerance, n_runs)
+    return many_budget_curves(
+        [case], algorithms, budgets, seed, config, jobs, scheduler, backend, lps=[(lp, estimator)]
+    )[0]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One problem of :func:`many_budget_curves`: its tolerance and its number of runs."""
+
+    problem: FairArmsProblem
+    tolerance: float
+    n_runs: int
+
+
+def many_budget_curves(
+    cases: Sequence[Case],
+    algorithms: Sequence[str],
+    budgets: Sequence[int],
+    seed: int,
+    config: AlgorithmConfig | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    backend: str = "auto",
+    lps: Sequence[tuple[AllocationLP | None, WeightedEstimator | None]] | None = None,
+) -> list[dict[str, list[IdentificationResult]]]:
+    """:func:`budget_curves` of several problems in one call of
+    :func:`~causalbandits_lib.core.parallel.map_tasks`: the tasks of every problem side by side,
+    the largest budgets first, so that worker processes stay busy to the end (one call per problem
+    leaves a worker idle while the other finishes that problem's largest budget). The numbers are
+    those of :func:`budget_curves` on each problem alone."""
     local = jobs == 1 and not scheduler
-    if local:  # one LP and one estimator for every pair, so their caches are shared
-        config = config or AlgorithmConfig()
-        lp = lp or AllocationLP(problem.allocation_matrices, problem.costs)
-        estimator = estimator or WeightedEstimator(problem, config.log_base)
-    order = sorted(range(len(budgets)), key=lambda b: -int(budgets[b]))
-    tasks = [
-        dict(
-            problem=problem,
-            algorithms=family,
-            T=int(budgets[b]),
-            tolerance=tolerance,
-            seed=seed,
-            n_runs=n_runs,
-            config=config,
-            lp=lp if local else None,
-            estimator=estimator if local else None,
-            backend=backend,
-        )
-        for b in order
-        for family in lp_families(algorithms)
-    ]
+    config = config or AlgorithmConfig() if local else config
+    shared = []
+    for i, case in enumerate(cases):
+        lp, estimator = lps[i] if lps is not None else (None, None)
+        if local:  # one LP and one estimator per problem for every pair, so their caches are shared
+            lp = lp or AllocationLP(case.problem.allocation_matrices, case.problem.costs)
+            estimator = estimator or WeightedEstimator(case.problem, config.log_base)
+        shared.append((lp if local else None, estimator if local else None))
+    order = sorted(
+        ((c, b) for c in range(len(cases)) for b in range(len(budgets))), key=lambda cb: (-int(budgets[cb[1]]), cb[0])
+    )
+    tasks, where = [], []
+    for c, b in order:
+        for family in lp_families(algorithms):
+            case = cases[c]
+            tasks.append(
+                dict(
+                    problem=case.problem,
+                    algorithms=family,
+                    T=int(budgets[b]),
+                    tolerance=case.tolerance,
+                    seed=seed,
+                    n_runs=case.n_runs,
+                    config=config,
+                    lp=shared[c][0],
+                    estimator=shared[c][1],
+                    backend=backend,
+                )
+            )
+            where.append(c)
     outcomes = map_tasks(_identify_all, tasks, jobs=jobs, scheduler=scheduler, retries=1)
     for task, outcome in zip(tasks, outcomes):
         if not outcome.ok:
             raise RuntimeError(f"{', '.join(task['algorithms'])} at T={task['T']} failed: {outcome.error}")
-    done = {
-        (alg, task["T"]): result
-        for task, o in zip(tasks, outcomes)
-        for alg, result in zip(task["algorithms"], o.result)
-    }
-    return {alg: [done[alg, int(T)] for T in budgets] for alg in algorithms}
+    done = [dict() for _ in cases]
+    for c, task, o in zip(where, tasks, outcomes):
+        for alg, result in zip(task["algorithms"], o.result):
+            done[c][alg, task["T"]] = result
+    return [{alg: [d[alg, int(T)] for T in budgets] for alg in algorithms} for d in done]
 
 
 def lp_families(algorithms: Sequence[str]) -> list[tuple[str, ...]]:
@@ -209,26 +252,34 @@ def instance_errors(
     lost : dict of two-stage algorithm to bool ndarray, shape ``(len(budgets), n_runs)``
         ``k*`` no longer in ``R`` when the screening stage ends.
     """
-    curves = budget_curves(
-        problem,
-        algorithms,
-        budgets,
-        tolerance,
-        seed,
-        n_runs,
-        config=config,
-        jobs=jobs,
-        scheduler=scheduler,
-        backend=backend,
-    )
-    k_star = problem.best_fair_arm(tolerance)
-    errors = {alg: np.stack([r.error for r in results]) for alg, results in curves.items()}
-    lost = {
-        alg: np.stack([~r.remaining[:, int((r.stage == 1).sum()), k_star] for r in results])
-        for alg, results in curves.items()
-        if alg.startswith("TS") and k_star >= 0
-    }
-    return errors, lost
+    case = Case(problem, tolerance, n_runs)
+    return many_instance_errors([case], algorithms, budgets, seed, config, jobs, scheduler, backend)[0]
+
+
+def many_instance_errors(
+    cases: Sequence[Case],
+    algorithms: Sequence[str],
+    budgets: Sequence[int],
+    seed: int,
+    config: AlgorithmConfig | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    backend: str = "auto",
+) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    """:func:`instance_errors` of every case, in one call of :func:`many_budget_curves`."""
+    out = []
+    for case, curves in zip(
+        cases, many_budget_curves(cases, algorithms, budgets, seed, config, jobs, scheduler, backend)
+    ):
+        k_star = case.problem.best_fair_arm(case.tolerance)
+        errors = {alg: np.stack([r.error for r in results]) for alg, results in curves.items()}
+        lost = {
+            alg: np.stack([~r.remaining[:, int((r.stage == 1).sum()), k_star] for r in results])
+            for alg, results in curves.items()
+            if alg.startswith("TS") and k_star >= 0
+        }
+        out.append((errors, lost))
+    return out
 
 
 def first_budget_below(budgets: Sequence[int], error: np.ndarray, level: float) -> int | None:

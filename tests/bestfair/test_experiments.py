@@ -6,10 +6,18 @@ import numpy as np
 import pytest
 
 from causalbandits_lib.bestfair.algorithms import AlgorithmConfig, identify
-from causalbandits_lib.bestfair.experiments import budget_curves, draw_counts, error_rates, lp_families
+from causalbandits_lib.bestfair.experiments import (
+    Case,
+    budget_curves,
+    draw_counts,
+    error_rates,
+    instance_errors,
+    lp_families,
+    many_instance_errors,
+)
 from causalbandits_lib.core import checks
 
-from .problems import easy_problem
+from .problems import easy_problem, unfair_problem
 
 
 @pytest.mark.parametrize("how", [{"jobs": 2}, {"jobs": 2, "scheduler": "local"}])
@@ -31,6 +39,31 @@ def test_budget_curves_are_the_same_on_worker_processes(how, loose):
         return sum(r.info["lp_solves"] for results in curves.values() for r in results)
 
     assert solves(parallel) == solves(serial)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_many_problems_in_one_batch_equal_each_problem_alone(jobs, loose):
+    """The notebook batches every instance's tasks into one call (many_instance_errors): each
+    problem's errors and screening losses are those of instance_errors on it alone, whatever the
+    number of runs of each."""
+    cfg = AlgorithmConfig(budget=1.0)
+    cases = [
+        Case(loose.problem, loose.setting.tolerance, 5),
+        Case(easy_problem(), 0.2, 3),
+        Case(unfair_problem(), 0.1, 4),
+    ]
+    algs, budgets = ["CSR-V2", "TS-V1", "TS-V2"], [300, 900]
+    together = many_instance_errors(cases, algs, budgets, 6, config=cfg, jobs=jobs)
+    assert len(together) == len(cases)
+    for case, (errors, lost) in zip(cases, together):
+        alone_errors, alone_lost = instance_errors(
+            case.problem, algs, budgets, case.tolerance, 6, case.n_runs, config=cfg
+        )
+        assert list(errors) == algs and set(lost) == set(alone_lost)
+        for alg in algs:
+            assert errors[alg].shape == (2, case.n_runs) and np.array_equal(errors[alg], alone_errors[alg])
+        for alg in lost:
+            assert np.array_equal(lost[alg], alone_lost[alg])
 
 
 def test_lp_families_group_the_variants_of_an_algorithm():
