@@ -53,8 +53,17 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ..core.kernels import argmax_ties_row, np_maximum
-from .kernels import FEEDBACK, PLAYED, argmax_atol_row
+from ..core.kernels import argmax_ties_row
+from .kernels import (
+    FEEDBACK,
+    PLAYED,
+    argmax_atol_row,
+    environment_feedback,
+    float_bits,
+    float_from_bits,
+    fma,
+    tie_threshold,
+)
 
 __all__ = ["GLMUCBKernel", "glm_kernel_for", "exp_repeats_libm", "OUTPUTS"]
 
@@ -69,45 +78,20 @@ OUTPUTS = FEEDBACK + ("ucb_index",)
 GEMM_Q, GEMM_UNROLL_M = 256, 4
 
 
-@intrinsic
-def _fma(typingctx, a, b, c):
-    """``a * b + c`` rounded once (LLVM's ``fma``), as the BLAS kernels' ``vfmadd`` computes it."""
-    sig = types.float64(types.float64, types.float64, types.float64)
-
-    def codegen(context, builder, signature, args):
-        d = ir.DoubleType()
-        fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
-        return builder.call(fn, args)
-
-    return sig, codegen
-
-
-@intrinsic
-def _bits(typingctx, x):
-    """The 64 bits of a double, as an integer."""
-    sig = types.int64(types.float64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return sig, codegen
-
-
-@intrinsic
-def _from_bits(typingctx, i):
-    """The double whose 64 bits are the integer ``i``."""
-    sig = types.float64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return sig, codegen
+# the exact-rounding intrinsics are the chapter's (kernels.py): fma, and a double's bits
+_fma, _bits, _from_bits = fma, float_bits, float_from_bits
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _expit(z):
     """scipy's ``expit``: ``1 / (1 + exp(-z))`` with the C library's ``exp`` (the same bits)."""
     return 1.0 / (1.0 + math.exp(-z))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _column_dot(x, k, th):
+    """``x[:, k]^T theta`` of features ``x (4, K)``, as ``np.einsum`` sums a strided axis: in order."""
+    return ((x[0, k] * th[0] + x[1, k] * th[1]) + x[2, k] * th[2]) + x[3, k] * th[3]
 
 
 # ---------------------------------------------------------------------------- the C library's exp, inlined
@@ -452,41 +436,26 @@ def _glm_block(
             # -- the index: g(x^T theta) + rho_t ||x||_{V^-1}
             rho = rho_scale * math.sqrt((rho_const + np.linalg.slogdet(Vr)[1]) - rho_shift) + rho_add
             for k in range(K):
-                z = ((x[0, k] * th[0] + x[1, k] * th[1]) + x[2, k] * th[2]) + x[3, k] * th[3]
                 w2 = 0.0
                 for i in range(4):
                     for j in range(4):
                         w2 += x[i, k] * Vi[i, j] * x[j, k]
-                index[k] = _expit(z) + rho * math.sqrt(w2)
+                index[k] = _expit(_column_dot(x, k, th)) + rho * math.sqrt(w2)
             u = ties[r, s]
             action = argmax_atol_row(index, K, u, tie_atol)
             if fairer:  # algorithms.fairer_tie: the tied candidate of smallest estimated |Delta|
-                m = index[0]
-                for k in range(1, K):
-                    m = np_maximum(m, index[k])
-                thr = m - tie_atol
+                thr = tie_threshold(index, K, tie_atol)
                 for k in range(K):
                     if index[k] >= thr:
-                        zc = ((xcf[0, k] * th[0] + xcf[1, k] * th[1]) + xcf[2, k] * th[2]) + xcf[3, k] * th[3]
-                        z = ((x[0, k] * th[0] + x[1, k] * th[1]) + x[2, k] * th[2]) + x[3, k] * th[3]
-                        score[k] = -abs(_expit(zc) - _expit(z))
+                        score[k] = -abs(_expit(_column_dot(xcf, k, th)) - _expit(_column_dot(x, k, th)))
                     else:
                         score[k] = -np.inf
                 action = argmax_ties_row(score, K, u, True)
             # -- the environment's feedback
-            rr = reward_rep[q, s, action]
-            size = size_rep[q, s, action]
-            violation = size - taus[r]
-            yv = 1.0 if noise[r, s] < rr else 0.0
-            rec[r, s, 0] = float(action)
-            rec[r, s, 1] = yv
-            rec[r, s, 2] = rr
-            rec[r, s, 3] = best_all[r, s] - rr
-            rec[r, s, 4] = lp_all[r, s] - rr
-            rec[r, s, 5] = best_all[r, s] - (rr if size <= taus[r] else 0.0)
-            rec[r, s, 6] = violation
-            rec[r, s, 7] = np_maximum(violation, 0.0)
-            rec[r, s, 8] = unc_all[r, s] - rr
+            yv = environment_feedback(
+                rec[r, s], action, reward_rep[q, s, action], size_rep[q, s, action], taus[r], noise[r, s],
+                best_all[r, s], lp_all[r, s], unc_all[r, s],
+            )  # fmt: skip
             rec[r, s, 9] = index[action]
             # -- the update: history, V, V^-1 (Sherman-Morrison), then the MLE's Newton steps
             for i in range(4):

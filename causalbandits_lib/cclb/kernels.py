@@ -58,6 +58,14 @@ __all__ = [
     "minimise_support_any",
     "model_support_eig",
     "ball_minimiser_eig",
+    "half_dist2",
+    "softplus",
+    "tie_threshold",
+    "lagrangian_choice",
+    "environment_feedback",
+    "fma",
+    "float_bits",
+    "float_from_bits",
 ]
 
 UNIT_NORM, HALF_SCALED = 0, 1
@@ -81,7 +89,7 @@ PLAYED = ("played_x",)
 LOG2 = 0.693147180559945309417232121458176568  # numpy's NPY_LOGE2
 #: Rows (of four numbers) of the scratch that :func:`_mle` and :func:`_support_points` take
 #: (their own vectors, then their callees'), allocated once per block instead of once per call.
-MLE_ROWS, SUPPORT_ROWS = 21, 29
+MLE_ROWS, SUPPORT_ROWS = 19, 26
 
 
 # ---------------------------------------------------------------------------- numpy's sums of four
@@ -174,6 +182,9 @@ def _as_int(typingctx, x):
 
     return sig, codegen
 
+
+#: public names of the exact-rounding intrinsics (the GLM-UCB kernel repeats BLAS's fused products)
+fma, float_bits, float_from_bits = _fma, _as_int, _as_float
 
 _ROUNDER = 6755399441055744.0  # 1.5 * 2**52: adding it rounds to an integer held in the low bits
 _INV_LN2 = 1.4426950408889634
@@ -297,6 +308,18 @@ def _evaluate(X, w, n, b, th, grad, gram, pr, sp):
 
 
 @njit(cache=True, error_model="numpy")
+def softplus(z):
+    """``np.logaddexp(0, z)``, with numpy's branches and the C library's ``exp`` and ``log1p``."""
+    if z == 0.0:
+        return LOG2
+    if -z > 0:
+        return math.log1p(math.exp(z))
+    if -z <= 0:
+        return z + math.log1p(math.exp(-z))
+    return -z
+
+
+@njit(cache=True, error_model="numpy")
 def _loss(X, w, n, b, th):
     """:meth:`~.confidence.LogisticData.loss` at one point over the first ``n`` pseudo-points (the
     line search's trial points; ``logaddexp`` as numpy computes it)."""
@@ -304,15 +327,7 @@ def _loss(X, w, n, b, th):
     total = 0.0
     for p in range(n):
         z = ((t0 * X[0, p] + t1 * X[1, p]) + t2 * X[2, p]) + t3 * X[3, p]
-        if z == 0.0:
-            lae = LOG2
-        elif -z > 0:
-            lae = math.log1p(math.exp(z))
-        elif -z <= 0:
-            lae = z + math.log1p(math.exp(-z))
-        else:
-            lae = -z
-        total += w[p] * lae
+        total += w[p] * softplus(z)
     return total - _dot_seq(th, b)
 
 
@@ -398,32 +413,42 @@ def _qmodel(theta0, grad, hess, ridge, ev, V, cb, tmp, At):
 
 
 @njit(cache=True, error_model="numpy")
-def _half_dist2(ev, cb, tb):
-    d0, d1, d2, d3 = tb[0] - cb[0], tb[1] - cb[1], tb[2] - cb[2], tb[3] - cb[3]
-    return 0.5 * _seq4(ev[0] * d0 * d0, ev[1] * d1 * d1, ev[2] * d2 * d2, ev[3] * d3 * d3)
+def half_dist2(ev, cb, tb):
+    """``1/2 (tb - cb)^T diag(ev) (tb - cb)``: a model's distance from its centre in its
+    eigen-coordinates, of any length (the terms added in order)."""
+    total = 0.0
+    for i in range(tb.shape[0]):
+        d = tb[i] - cb[i]
+        total += ev[i] * d * d
+    return 0.5 * total
 
 
 @njit(cache=True, error_model="numpy")
-def _ball_minimiser(ev, cb, S, out, wk):
-    """:func:`~.confidence.ball_minimiser` (eigen-coordinates of the model's minimiser on the ball);
-    ``wk`` is scratch (3 x 4)."""
-    b, q, r = wk[0], wk[1], wk[2]
-    for i in range(4):
+def ball_minimiser_eig(ev, cb, S, out, b):
+    """:func:`~.confidence.ball_minimiser` for one model in eigen-coordinates (eigenvalues ``ev``,
+    centre ``cb``), of any length ``n``: writes the minimiser to ``out``; ``b`` is scratch (n).
+    Newton's iteration on the ball constraint's multiplier, the sums over the coordinates in order."""
+    n = ev.shape[0]
+    cc = bb = 0.0
+    for i in range(n):
         b[i] = ev[i] * cb[i]
-    inside = math.sqrt(_dot_seq(cb, cb)) <= S
+        cc += cb[i] * cb[i]
+        bb += b[i] * b[i]
+    inside = math.sqrt(cc) <= S
     nu = 0.0
-    hi = math.sqrt(_dot_seq(b, b)) / S
+    hi = math.sqrt(bb) / S
     active = not inside
     for _ in range(100):
         if not active:
             break
-        for i in range(4):
+        p2 = r = 0.0
+        for i in range(n):
             den = ev[i] + nu
-            q[i] = b[i] / den
-            r[i] = b[i] * b[i] / math.pow(den, 3.0)
-        p2 = _dot_seq(q, q)
+            q = b[i] / den
+            p2 += q * q
+            r += b[i] * b[i] / math.pow(den, 3.0)
         pn = math.sqrt(p2)
-        dp = -_seq4(r[0], r[1], r[2], r[3]) / pn
+        dp = -r / pn
         phi = 1.0 / S - 1.0 / pn
         dphi = dp / p2
         step = -phi / dphi if dphi != 0 else 0.0
@@ -434,7 +459,7 @@ def _ball_minimiser(ev, cb, S, out, wk):
             active = False
         else:
             nu = new
-    for i in range(4):
+    for i in range(n):
         out[i] = cb[i] if inside else b[i] / (ev[i] + nu)
 
 
@@ -445,13 +470,13 @@ def _mle(X, w, n, b, theta, S, ridge, max_steps, tol, full_step_below, pr, sp, m
     of the last step written to ``m_*``; returns the model's value at the new ``theta``. ``wk`` is
     scratch (:data:`MLE_ROWS` x 4)."""
     grad, ev, cb, tmp, nb, new, cand, tb, gb, sb = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8], wk[9]
-    V, At, ball = wk[10:14], wk[14:18], wk[18:21]
+    V, At, ball = wk[10:14], wk[14:18], wk[18]
     loss_model = 0.0
     for _ in range(max_steps):
         loss, hess = _evaluate(X, w, n, b, theta, grad, gram, pr, sp)
         if not _qmodel(theta, grad, hess, ridge, ev, V, cb, tmp, At):
             return np.nan, False
-        _ball_minimiser(ev, cb, S, nb, ball)
+        ball_minimiser_eig(ev, cb, S, nb, ball)
         _from_eig(V, nb, new)
         norm = math.sqrt(_dot_seq(new, new))
         if norm > S:
@@ -498,42 +523,49 @@ def _mle(X, w, n, b, theta, S, ridge, max_steps, tol, full_step_below, pr, sp, m
 
 
 # ---------------------------------------------------------------------------- support functions
+# These take vectors of any length in the eigen-coordinates of a quadratic model (eigenvalues ``ev``
+# and centre ``cb``; the caller changes basis, :func:`_model_support` for the chapter's four
+# features) and add over the coordinates in order from 0.0: for four, :func:`_seq4`'s sums (adding
+# 0.0 first changes only the sign of a sum of negative zeros). The synthesis chapter's cell kernel
+# (:mod:`~causalbandits_lib.synthesis.cell_kernels`) is built on them too: its sixteen one-hot
+# features give a diagonal Hessian, so the cells are its models' eigen-coordinates.
 @njit(cache=True, error_model="numpy")
 def _slope(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
-    """``h'(s)`` of :class:`~.optimism._SupportFamily` for one column (scalars, no allocation)."""
-    i0 = 1.0 / (a[0] + s * e[0])
-    i1 = 1.0 / (a[1] + s * e[1])
-    i2 = 1.0 / (a[2] + s * e[2])
-    i3 = 1.0 / (a[3] + s * e[3])
-    j0, j1, j2, j3 = i0 * i0, i1 * i1, i2 * i2, i3 * i3
-    W0 = _seq4(acc[0] * i0, acc[1] * i1, acc[2] * i2, acc[3] * i3)
-    Q0 = _seq4(xx[0] * i0, xx[1] * i1, xx[2] * i2, xx[3] * i3)
+    """``h'(s)`` of :class:`~.optimism._SupportFamily` for one column of any length (scalars, no
+    allocation; the sums over the coordinates in order)."""
+    W0 = Q0 = AE = XE = PX = 0.0
+    for i in range(a.shape[0]):
+        inv = 1.0 / (a[i] + s * e[i])
+        inv2 = inv * inv
+        W0 += acc[i] * inv
+        Q0 += xx[i] * inv
+        AE += acc_e[i] * inv2
+        XE += xx_e[i] * inv2
+        PX += xac[i] * inv2
     ss = s * (1.0 - s)
     rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
-    AE = _seq4(acc_e[0] * j0, acc_e[1] * j1, acc_e[2] * j2, acc_e[3] * j3)
-    XE = _seq4(xx_e[0] * j0, xx_e[1] * j1, xx_e[2] * j2, xx_e[3] * j3)
     u1 = -S2 * ((1.0 - 2.0 * s) * W0 - ss * AE) * Q0 - rho * XE
-    PX = _seq4(xac[0] * j0, xac[1] * j1, xac[2] * j2, xac[3] * j3)
     return -S2 * PX + u1 / (2.0 * math.sqrt(rho * Q0))
 
 
 @njit(cache=True, error_model="numpy")
 def _slope_curvature(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
-    """``h'(s)`` and ``h''(s)`` for one column (scalars, no allocation)."""
-    i0 = 1.0 / (a[0] + s * e[0])
-    i1 = 1.0 / (a[1] + s * e[1])
-    i2 = 1.0 / (a[2] + s * e[2])
-    i3 = 1.0 / (a[3] + s * e[3])
-    j0, j1, j2, j3 = i0 * i0, i1 * i1, i2 * i2, i3 * i3
-    k0, k1, k2, k3 = j0 * i0, j1 * i1, j2 * i2, j3 * i3
-    W0 = _seq4(acc[0] * i0, acc[1] * i1, acc[2] * i2, acc[3] * i3)
-    W1 = -_seq4(acc_e[0] * j0, acc_e[1] * j1, acc_e[2] * j2, acc_e[3] * j3)
-    W2 = 2.0 * _seq4(acc_e[0] * e[0] * k0, acc_e[1] * e[1] * k1, acc_e[2] * e[2] * k2, acc_e[3] * e[3] * k3)
-    Q0 = _seq4(xx[0] * i0, xx[1] * i1, xx[2] * i2, xx[3] * i3)
-    Q1 = -_seq4(xx_e[0] * j0, xx_e[1] * j1, xx_e[2] * j2, xx_e[3] * j3)
-    Q2 = 2.0 * _seq4(xx_e[0] * e[0] * k0, xx_e[1] * e[1] * k1, xx_e[2] * e[2] * k2, xx_e[3] * e[3] * k3)
-    P1 = -S2 * _seq4(xac[0] * j0, xac[1] * j1, xac[2] * j2, xac[3] * j3)
-    P2 = 2.0 * S2 * _seq4(xac[0] * e[0] * k0, xac[1] * e[1] * k1, xac[2] * e[2] * k2, xac[3] * e[3] * k3)
+    """``h'(s)`` and ``h''(s)`` for one column of any length (scalars, no allocation)."""
+    W0 = W1 = W2 = Q0 = Q1 = Q2 = P1 = P2 = 0.0
+    for i in range(a.shape[0]):
+        inv = 1.0 / (a[i] + s * e[i])
+        inv2 = inv * inv
+        inv3 = inv2 * inv
+        W0 += acc[i] * inv
+        W1 += acc_e[i] * inv2
+        W2 += acc_e[i] * e[i] * inv3
+        Q0 += xx[i] * inv
+        Q1 += xx_e[i] * inv2
+        Q2 += xx_e[i] * e[i] * inv3
+        P1 += xac[i] * inv2
+        P2 += xac[i] * e[i] * inv3
+    W1, W2, Q1, Q2 = -W1, 2.0 * W2, -Q1, 2.0 * Q2
+    P1, P2 = -S2 * P1, 2.0 * S2 * P2
     ss = s * (1.0 - s)
     rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
     rho1 = -S2 * ((1.0 - 2.0 * s) * W0 + ss * W1)
@@ -551,9 +583,10 @@ def _clip01(x):
 
 
 @njit(cache=True, error_model="numpy")
-def _minimise(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint):
-    """:func:`~.optimism._minimise_support` for one column (Newton from the hint, else the
-    bracketed Illinois search)."""
+def minimise_support_any(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint):
+    """:func:`~.optimism._minimise_support` for one column of any length: Newton's iteration on
+    ``h'`` from the hint when there is one, else (or when it fails) the bracketed Illinois search
+    (scalars, no allocation)."""
     s_tol = 1e-9
     if has_hint:
         x = _clip01(hint)
@@ -601,34 +634,50 @@ def _minimise(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint):
 
 
 @njit(cache=True, error_model="numpy")
-def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out, wk):
-    """:func:`~.optimism.model_support` for one direction: returns the value and ``s``, writes the
-    maximiser to ``theta_out``; ``wk`` is scratch (12 x 4)."""
+def model_support_eig(ev, cb, radius2, S, xb, has_hint, hint, tb, wk):
+    """:func:`~.optimism.model_support` for one direction, everything in the model's
+    eigen-coordinates and of any length ``n``: ``max xb^T theta`` over
+    ``{1/2 sum_i ev_i (theta_i - cb_i)^2 <= radius2} cap {||theta|| <= S}``. Returns the value and
+    the duality parameter ``s``; writes the maximiser to ``tb``. ``wk`` is scratch (9 x n)."""
     S2 = 1.0 / (S * S)
-    a, e, ac, acc, xb, xx, xac, acc_e, xx_e = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8]
-    _to_eig(V, xdir, xb)
-    for i in range(4):
-        a[i] = ev[i] / (2.0 * radius2)
-        e[i] = S2 - a[i]
-        ac[i] = a[i] * cb[i]
-        acc[i] = ac[i] * cb[i]
-        xac[i] = xb[i] * ac[i]
-        xx[i] = xb[i] * xb[i]
-        acc_e[i] = acc[i] * e[i]
-        xx_e[i] = xx[i] * e[i]
-    s = _minimise(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint)
-    inv, m, tb = wk[9], wk[10], wk[11]
-    for i in range(4):
-        inv[i] = 1.0 / (a[i] + s * e[i])
-    W0 = _dot_seq(acc, inv)
-    Q0 = _dot_seq(xx, inv)
+    a, e, ac, acc, xx, xac, acc_e, xx_e, inv = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8]
+    n = ev.shape[0]
+    for i in range(n):  # each value in a local first: the rows of wk may alias for the compiler
+        ai = ev[i] / (2.0 * radius2)
+        ei = S2 - ai
+        aci = ai * cb[i]
+        acci = aci * cb[i]
+        xbi = xb[i]
+        xxi = xbi * xbi
+        a[i], e[i], ac[i], acc[i] = ai, ei, aci, acci
+        xac[i], xx[i], acc_e[i], xx_e[i] = xbi * aci, xxi, acci * ei, xxi * ei
+    s = minimise_support_any(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint)
+    W0 = Q0 = 0.0
+    for i in range(n):
+        invi = 1.0 / (a[i] + s * e[i])
+        inv[i] = invi
+        W0 += acc[i] * invi
+        Q0 += xx[i] * invi
     rho = np_maximum(1.0 - s * (1.0 - s) * S2 * W0, 0.0)
-    for i in range(4):
-        m[i] = (1.0 - s) * ac[i] * inv[i]
-    value = _dot_seq(xb, m) + math.sqrt(rho * Q0)
     scale = math.sqrt(rho / Q0) if Q0 > 0 else 0.0
-    for i in range(4):
-        tb[i] = m[i] + scale * xb[i] * inv[i]
+    value = 0.0
+    for i in range(n):
+        xbi, invi = xb[i], inv[i]
+        mi = (1.0 - s) * ac[i] * invi
+        value += xbi * mi
+        tb[i] = mi + scale * xbi * invi
+    return value + math.sqrt(rho * Q0), s
+
+
+@njit(cache=True, error_model="numpy")
+def _model_support(ev, V, cb, radius2, S, xdir, has_hint, hint, theta_out, wk):
+    """:func:`~.optimism.model_support` for one direction of the chapter's four features:
+    :func:`model_support_eig` in the model's eigen-coordinates (``Q^T x`` in, ``Q`` times its
+    maximiser out, the products added in order). Returns the value and ``s``, writes the maximiser
+    to ``theta_out``; ``wk`` is scratch (11 x 4)."""
+    xb, tb = wk[9], wk[10]
+    _to_eig(V, xdir, xb)
+    value, s = model_support_eig(ev, cb, radius2, S, xb, has_hint, hint, tb, wk[:9])
     _from_eig_seq(V, tb, theta_out)
     return value, s
 
@@ -664,7 +713,7 @@ def _support_points(
     cut's offset and ``s``; writes the maximiser, the next linearisation point and the cut's normal.
     ``wk`` is scratch (:data:`SUPPORT_ROWS` x 4)."""
     grad, ev, cb, tmp, tb, step = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5]
-    V, At, ball, ms = wk[6:10], wk[10:14], wk[14:17], wk[17:29]
+    V, At, ball, ms = wk[6:10], wk[10:14], wk[14], wk[15:26]
     lin[:] = start
     value, cut_b, s = np.nan, np.nan, hint
     use_hint = has_hint
@@ -673,7 +722,7 @@ def _support_points(
         if not _qmodel(lin, grad, hess, ridge, ev, V, cb, tmp, At):
             return np.nan, np.nan, np.nan, False
         _to_eig(V, lin, tb)
-        radius2 = level - loss0 + _half_dist2(ev, cb, tb)
+        radius2 = level - loss0 + half_dist2(ev, cb, tb)
         ok = (loss0 <= level) and (_dot_seq(lin, lin) <= S * S)
         for i in range(4):
             step[i] = inside[i] - lin[i]
@@ -683,8 +732,8 @@ def _support_points(
                 quad = quad + step[i] * hess[i, j] * step[j]
         ok = ok or (loss0 + _dot_seq(grad, step) + 0.5 * quad <= level)
         if not ok and radius2 > 0:
-            _ball_minimiser(ev, cb, S, tb, ball)
-            ok = _half_dist2(ev, cb, tb) <= radius2
+            ball_minimiser_eig(ev, cb, S, tb, ball)
+            ok = half_dist2(ev, cb, tb) <= radius2
         if ok:
             value, s = _model_support(ev, V, cb, radius2, S, xdir, use_hint, s, theta_out, ms)
         else:
@@ -769,12 +818,18 @@ def _fmap(raw, fmap, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _argmax_atol(values, n, u, atol):
-    """:func:`~causalbandits_lib.core.policies.argmax_ties` of one row with a uniform and ``atol``."""
+def tie_threshold(values, n, atol):
+    """``max(values[:n]) - atol`` (``np.maximum``'s maximum): the values at or above it are tied."""
     m = values[0]
     for a in range(1, n):
         m = np_maximum(m, values[a])
-    thr = m - atol
+    return m - atol
+
+
+@njit(cache=True, error_model="numpy")
+def _argmax_atol(values, n, u, atol):
+    """:func:`~causalbandits_lib.core.policies.argmax_ties` of one row with a uniform and ``atol``."""
+    thr = tie_threshold(values, n, atol)
     n_tied = 0
     for a in range(n):
         if values[a] >= thr:
@@ -787,6 +842,42 @@ def _argmax_atol(values, n, u, atol):
             if seen > pick:
                 return a
     return 0
+
+
+@njit(cache=True, error_model="numpy")
+def lagrangian_choice(reward, delta, n, phi, tau, d0, u, score_atol, score):
+    """CCLB's Lagrangian choice (:meth:`~.algorithms.CCLB.select`) among ``n`` candidates whose
+    rewards and counterfactual gaps ``delta`` are estimated with the optimistic choice ``d0``'s
+    parameter: the scores ``reward - phi (|delta| - tau)`` into ``score``; ``d0`` is kept when
+    ``phi`` is zero or its score is within ``score_atol`` of the best, else the best score wins
+    (ties broken with the uniform ``u``). Returns the choice."""
+    best = -np.inf
+    for k in range(n):
+        score[k] = reward[k] - phi * (abs(delta[k]) - tau)
+        best = np_maximum(best, score[k]) if k > 0 else score[k]
+    keep = (phi == 0) or (score[d0] >= best - score_atol)
+    return d0 if keep else argmax_ties_row(score, n, u, True)
+
+
+@njit(cache=True, error_model="numpy")
+def environment_feedback(rec, action, rr, size, tau, u, best, lp, unc):
+    """:class:`~.environment.FairLogisticBandit`'s feedback of one round, the values of
+    :data:`FEEDBACK` in order into ``rec[:9]``: the ``action`` played, its click (``u < rr``, ``u``
+    the round's reward uniform), its expected reward ``rr`` and effect size ``size`` against the
+    threshold ``tau``, and the round's best, LP and unconstrained values (``best``, ``lp``, ``unc``)
+    less ``rr``. Returns the click."""
+    violation = size - tau
+    y = 1.0 if u < rr else 0.0
+    rec[0] = float(action)
+    rec[1] = y
+    rec[2] = rr
+    rec[3] = best - rr
+    rec[4] = lp - rr
+    rec[5] = best - (rr if size <= tau else 0.0)
+    rec[6] = violation
+    rec[7] = np_maximum(violation, 0.0)
+    rec[8] = unc - rr
+    return y
 
 
 # ---------------------------------------------------------------------------- one block of rounds
@@ -889,6 +980,7 @@ def _block(
     A = np.empty((2, 4))
     bb = np.empty(2)
     score = np.empty(K)
+    est_reward = np.empty(K)
     delta = np.empty(K)
     one = np.empty(4)
     nxt = np.empty(4)
@@ -940,11 +1032,11 @@ def _block(
                 status = 1
             level[r] = loss + beta_sq[s]
             _to_eig(m_V[r], th_hat, tb)
-            radius2[r] = beta_sq[s] + _half_dist2(m_ev[r], m_cb[r], tb)
+            radius2[r] = beta_sq[s] + half_dist2(m_ev[r], m_cb[r], tb)
             if not tracked:
                 for k in range(K):
                     values[r, k], _ = _model_support(
-                        m_ev[r], m_V[r], m_cb[r], radius2[r], S, x[k], False, 0.0, thetas[r, k], wk_sp[17:29]
+                        m_ev[r], m_V[r], m_cb[r], radius2[r], S, x[k], False, 0.0, thetas[r, k], wk_sp[15:26]
                     )
                     solved[r, k] = True
                 continue
@@ -1104,10 +1196,7 @@ def _block(
             d0 = _argmax_atol(masked, K, u, tie_atol)
             if fairer:  # algorithms.fairer_tie: the tied decision of smallest estimated |Delta~|
                 tt = thetas[r, d0]
-                m = masked[0]
-                for k in range(1, K):
-                    m = np_maximum(m, masked[k])
-                thr = m - tie_atol
+                thr = tie_threshold(masked, K, tie_atol)
                 for k in range(K):
                     if masked[k] >= thr:
                         rk = _expit(_dot_seq(x[k], tt))
@@ -1119,33 +1208,18 @@ def _block(
             action = d0
             if cclb:
                 tt = thetas[r, d0]
-                best_score = -np.inf
                 for k in range(K):
-                    rk = _expit(_dot_seq(x[k], tt))
-                    rcf = _expit(_dot_seq(xcfs[r, k], tt))
-                    delta[k] = rcf - rk
-                    score[k] = rk - phi[r] * (abs(delta[k]) - tau[r])
-                    best_score = np_maximum(best_score, score[k]) if k > 0 else score[k]
-                keep = (phi[r] == 0) or (score[d0] >= best_score - score_atol)
-                if not keep:
-                    action = argmax_ties_row(score, K, u, True)
+                    est_reward[k] = _expit(_dot_seq(x[k], tt))
+                    delta[k] = _expit(_dot_seq(xcfs[r, k], tt)) - est_reward[k]
+                action = lagrangian_choice(est_reward, delta, K, phi[r], tau[r], d0, u, score_atol, score)
                 rec[r, s, 9] = phi[r]
                 rec[r, s, 10] = abs(delta[action]) - tau[r]
             rec[r, s, 11] = values[r, d0]
             # the environment's feedback
-            rr = reward_rep[q, s, action]
-            size = size_rep[q, s, action]
-            violation = size - taus_env[r]
-            y = 1.0 if noise[r, s] < rr else 0.0
-            rec[r, s, 0] = float(action)
-            rec[r, s, 1] = y
-            rec[r, s, 2] = rr
-            rec[r, s, 3] = best_all[r, s] - rr
-            rec[r, s, 4] = lp_all[r, s] - rr
-            rec[r, s, 5] = best_all[r, s] - (rr if size <= taus_env[r] else 0.0)
-            rec[r, s, 6] = violation
-            rec[r, s, 7] = np_maximum(violation, 0.0)
-            rec[r, s, 8] = unc_all[r, s] - rr
+            y = environment_feedback(
+                rec[r, s], action, reward_rep[q, s, action], size_rep[q, s, action], taus_env[r], noise[r, s],
+                best_all[r, s], lp_all[r, s], unc_all[r, s],
+            )  # fmt: skip
             # the binned history
             X = HX[r]
             w = weights[r]
@@ -1314,187 +1388,8 @@ def mixture_lp_values(reward: np.ndarray, effect: np.ndarray, tau: np.ndarray) -
     return out
 
 
-# ---------------------------------------------------------------------------- pieces of any dimension
-# The support-function pieces above are written out for the chapter's four features. The ones below
-# take vectors of any length in the eigen-coordinates of a quadratic model (eigenvalues ``ev`` and
-# centre ``cb``; the caller changes basis) and add over the coordinates in order, as numpy adds over
-# the rows of several columns. The synthesis chapter's cell kernel
-# (:mod:`~causalbandits_lib.synthesis.cell_kernels`) is built on them: its sixteen one-hot features
-# give a diagonal Hessian, so the cells are its models' eigen-coordinates.
-
+# ---------------------------------------------------------------------------- pieces other kernels share
 #: Public names of two scalar pieces above: ``g(z) = 1 / (1 + exp(-z))`` (scipy's ``expit``) and
 #: :func:`~causalbandits_lib.core.policies.argmax_ties` of one row with a uniform and ``atol``.
 expit_scalar = _expit
 argmax_atol_row = _argmax_atol
-
-
-@njit(cache=True, error_model="numpy")
-def _slope_any(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
-    """:func:`_slope` for a column of any length."""
-    W0 = Q0 = AE = XE = PX = 0.0
-    for i in range(a.shape[0]):
-        inv = 1.0 / (a[i] + s * e[i])
-        inv2 = inv * inv
-        W0 += acc[i] * inv
-        Q0 += xx[i] * inv
-        AE += acc_e[i] * inv2
-        XE += xx_e[i] * inv2
-        PX += xac[i] * inv2
-    ss = s * (1.0 - s)
-    rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
-    u1 = -S2 * ((1.0 - 2.0 * s) * W0 - ss * AE) * Q0 - rho * XE
-    return -S2 * PX + u1 / (2.0 * math.sqrt(rho * Q0))
-
-
-@njit(cache=True, error_model="numpy")
-def _slope_curvature_any(s, a, e, acc, xx, xac, acc_e, xx_e, S2):
-    """:func:`_slope_curvature` for a column of any length."""
-    W0 = W1 = W2 = Q0 = Q1 = Q2 = P1 = P2 = 0.0
-    for i in range(a.shape[0]):
-        inv = 1.0 / (a[i] + s * e[i])
-        inv2 = inv * inv
-        inv3 = inv2 * inv
-        W0 += acc[i] * inv
-        W1 += acc_e[i] * inv2
-        W2 += acc_e[i] * e[i] * inv3
-        Q0 += xx[i] * inv
-        Q1 += xx_e[i] * inv2
-        Q2 += xx_e[i] * e[i] * inv3
-        P1 += xac[i] * inv2
-        P2 += xac[i] * e[i] * inv3
-    W1, W2, Q1, Q2 = -W1, 2.0 * W2, -Q1, 2.0 * Q2
-    P1, P2 = -S2 * P1, 2.0 * S2 * P2
-    ss = s * (1.0 - s)
-    rho = np_maximum(1.0 - ss * S2 * W0, 1e-300)
-    rho1 = -S2 * ((1.0 - 2.0 * s) * W0 + ss * W1)
-    rho2 = -S2 * (-2.0 * W0 + 2.0 * (1.0 - 2.0 * s) * W1 + ss * W2)
-    u = rho * Q0
-    u1 = rho1 * Q0 + rho * Q1
-    u2 = rho2 * Q0 + 2.0 * rho1 * Q1 + rho * Q2
-    root = math.sqrt(u)
-    return P1 + u1 / (2.0 * root), P2 + u2 / (2.0 * root) - u1 * u1 / (4.0 * u * root)
-
-
-@njit(cache=True, error_model="numpy")
-def minimise_support_any(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint):
-    """:func:`~.optimism._minimise_support` for one column of any length: Newton's iteration on
-    ``h'`` from the hint when there is one, else (or when it fails) the bracketed Illinois search
-    (the steps of :func:`_minimise`)."""
-    s_tol = 1e-9
-    if has_hint:
-        x = _clip01(hint)
-        for _ in range(6):
-            f, c = _slope_curvature_any(x, a, e, acc, xx, xac, acc_e, xx_e, S2)
-            at_end = (x == 0.0 and f >= 0) or (x == 1.0 and f <= 0) or f == 0
-            nxt = _clip01(x - f / c)
-            good = np.isfinite(nxt) and c > 0
-            if at_end:
-                return x
-            if good and abs(nxt - x) <= s_tol:
-                return nxt
-            if not good:
-                break
-            x = nxt
-    flo = _slope_any(0.0, a, e, acc, xx, xac, acc_e, xx_e, S2)
-    fhi = _slope_any(1.0, a, e, acc, xx, xac, acc_e, xx_e, S2)
-    if not (flo < 0 and fhi > 0):
-        return 0.0 if flo >= 0 else 1.0
-    lo, hi = 0.0, 1.0
-    x = 0.5
-    side = 0.0
-    for _ in range(100):
-        nxt = (lo * fhi - hi * flo) / (fhi - flo)
-        if not (nxt > lo and nxt < hi):
-            nxt = 0.5 * (lo + hi)
-        moved = abs(nxt - x)
-        x = nxt
-        f = _slope_any(x, a, e, acc, xx, xac, acc_e, xx_e, S2)
-        if f > 0:
-            if side > 0:
-                flo = 0.5 * flo
-            fhi = f
-            hi = x
-            side = 1.0
-        else:
-            flo = f
-            if side < 0:
-                fhi = 0.5 * fhi
-            lo = x
-            side = -1.0
-        if not (moved > s_tol and hi - lo > s_tol and f != 0):
-            break
-    return x
-
-
-@njit(cache=True, error_model="numpy")
-def model_support_eig(ev, cb, radius2, S, xb, has_hint, hint, tb, wk):
-    """:func:`~.optimism.model_support` for one direction, everything in the model's
-    eigen-coordinates and of any length ``n``: ``max xb^T theta`` over
-    ``{1/2 sum_i ev_i (theta_i - cb_i)^2 <= radius2} cap {||theta|| <= S}``. Returns the value and
-    the duality parameter ``s``; writes the maximiser to ``tb``. ``wk`` is scratch (10 x n)."""
-    S2 = 1.0 / (S * S)
-    a, e, ac, acc, xx, xac, acc_e, xx_e, inv, m = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5], wk[6], wk[7], wk[8], wk[9]
-    for i in range(ev.shape[0]):
-        a[i] = ev[i] / (2.0 * radius2)
-        e[i] = S2 - a[i]
-        ac[i] = a[i] * cb[i]
-        acc[i] = ac[i] * cb[i]
-        xac[i] = xb[i] * ac[i]
-        xx[i] = xb[i] * xb[i]
-        acc_e[i] = acc[i] * e[i]
-        xx_e[i] = xx[i] * e[i]
-    s = minimise_support_any(a, e, acc, xx, xac, acc_e, xx_e, S2, has_hint, hint)
-    W0 = Q0 = 0.0
-    for i in range(ev.shape[0]):
-        inv[i] = 1.0 / (a[i] + s * e[i])
-        W0 += acc[i] * inv[i]
-        Q0 += xx[i] * inv[i]
-    rho = np_maximum(1.0 - s * (1.0 - s) * S2 * W0, 0.0)
-    value = 0.0
-    for i in range(ev.shape[0]):
-        m[i] = (1.0 - s) * ac[i] * inv[i]
-        value += xb[i] * m[i]
-    value = value + math.sqrt(rho * Q0)
-    scale = math.sqrt(rho / Q0) if Q0 > 0 else 0.0
-    for i in range(ev.shape[0]):
-        tb[i] = m[i] + scale * xb[i] * inv[i]
-    return value, s
-
-
-@njit(cache=True, error_model="numpy")
-def ball_minimiser_eig(ev, cb, S, out, b):
-    """:func:`~.confidence.ball_minimiser` for one model in eigen-coordinates, of any length (the
-    steps of :func:`_ball_minimiser`): writes the minimiser to ``out``; ``b`` is scratch (n)."""
-    n = ev.shape[0]
-    cc = bb = 0.0
-    for i in range(n):
-        b[i] = ev[i] * cb[i]
-        cc += cb[i] * cb[i]
-        bb += b[i] * b[i]
-    inside = math.sqrt(cc) <= S
-    nu = 0.0
-    hi = math.sqrt(bb) / S
-    active = not inside
-    for _ in range(100):
-        if not active:
-            break
-        p2 = r = 0.0
-        for i in range(n):
-            den = ev[i] + nu
-            q = b[i] / den
-            p2 += q * q
-            r += b[i] * b[i] / math.pow(den, 3.0)
-        pn = math.sqrt(p2)
-        dp = -r / pn
-        phi = 1.0 / S - 1.0 / pn
-        dphi = dp / p2
-        step = -phi / dphi if dphi != 0 else 0.0
-        new = nu + step
-        if new <= 0 or new >= hi or not np.isfinite(new):
-            new = 0.5 * (nu + hi)
-        if abs(pn - S) <= 1e-13 * S:
-            active = False
-        else:
-            nu = new
-    for i in range(n):
-        out[i] = cb[i] if inside else b[i] / (ev[i] + nu)

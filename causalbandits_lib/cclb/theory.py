@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 from scipy.special import expit
 
+from ..core.kernels import block_sum
 from .confidence import analysis_ridge, beta_squared
 from .features import FEATURE_MAPS, raw_features
 from .kernels import fast_exp, fast_log
@@ -364,43 +365,15 @@ def confidence_boundary_points(
 
 # ---------------------------------------------------------------------------- compiled line search
 @njit(cache=True, error_model="numpy")
-def _block_sum(a, start, n):
-    """``sum(a[start:start + n])`` for ``n <= 128`` as numpy adds a block: in order below eight
-    terms, else eight partial sums over the whole groups of eight, joined in pairs, then the rest."""
-    if n < 8:
-        total = 0.0
-        for i in range(start, start + n):
-            total += a[i]
-        return total
-    r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
-    r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
-    i = 8
-    while i < n - n % 8:
-        j = start + i
-        r0 += a[j]
-        r1 += a[j + 1]
-        r2 += a[j + 2]
-        r3 += a[j + 3]
-        r4 += a[j + 4]
-        r5 += a[j + 5]
-        r6 += a[j + 6]
-        r7 += a[j + 7]
-        i += 8
-    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        total += a[start + i]
-        i += 1
-    return total
-
-
-@njit(cache=True, error_model="numpy")
 def _pairwise_sum(a, n, nodes, sums):
-    """``sum(a[:n])`` in numpy's pairwise order: a run longer than 128 terms is split in two at
-    half its length rounded down to a multiple of eight, each half summed so, the two added; blocks
-    of at most 128 by :func:`_block_sum`. The recursion is unrolled on the stacks ``nodes (D, 3)``
-    (start, length, halves done) and ``sums (D,)``, ``D`` at least ``2 log2(n)``."""
+    """``sum(a[:n])`` in numpy's pairwise order, the sum of
+    :func:`~causalbandits_lib.core.kernels.pairwise_sum` on stacks the caller allocates once (the
+    bisection adds ``iters`` losses per point): a run longer than 128 terms is split in two at half
+    its length rounded down to a multiple of eight, each half summed so, the two added; blocks of at
+    most 128 by :func:`~causalbandits_lib.core.kernels.block_sum`. The recursion is unrolled on the
+    stacks ``nodes (D, 3)`` (start, length, halves done) and ``sums (D,)``, ``D`` at least ``2 log2(n)``."""
     if n <= 128:
-        return _block_sum(a, 0, n)
+        return block_sum(a, 0, n)
     top, done = 0, 0
     nodes[0, 0], nodes[0, 1], nodes[0, 2] = 0, n, 0
     while top >= 0:
@@ -409,7 +382,7 @@ def _pairwise_sum(a, n, nodes, sums):
         half -= half % 8
         if length <= 128 or halves == 2:
             if length <= 128:
-                value = _block_sum(a, start, length)
+                value = block_sum(a, start, length)
             else:
                 done -= 2
                 value = sums[done] + sums[done + 1]

@@ -37,7 +37,16 @@ import numpy as np
 from numba import njit
 
 from ..cclb.confidence import beta_squared
-from ..cclb.kernels import LOG2, argmax_atol_row, ball_minimiser_eig, expit_scalar, model_support_eig
+from ..cclb.kernels import (
+    argmax_atol_row,
+    ball_minimiser_eig,
+    expit_scalar,
+    half_dist2,
+    lagrangian_choice,
+    model_support_eig,
+    softplus,
+    tie_threshold,
+)
 from ..core.kernels import argmax_ties_row, np_maximum, np_minimum
 from . import model as M
 
@@ -54,18 +63,6 @@ WARMUP_STEPS = 100
 
 # ---------------------------------------------------------------------------- the cell loss
 @njit(cache=True, error_model="numpy")
-def _softplus(z):
-    """``np.logaddexp(0, z)``, with numpy's branches."""
-    if z == 0.0:
-        return LOG2
-    if -z > 0:
-        return math.log1p(math.exp(z))
-    if -z <= 0:
-        return z + math.log1p(math.exp(-z))
-    return -z
-
-
-@njit(cache=True, error_model="numpy")
 def _evaluate(count, clicks, th, grad, hess):
     """:meth:`~.logistic.CellData.evaluate` at one point: returns the loss
     ``sum_c n_c log(1 + exp(th_c)) - s_c th_c``, writes the gradient and the Hessian's diagonal. A
@@ -79,7 +76,7 @@ def _evaluate(count, clicks, th, grad, hess):
         grad[i] = wp - clicks[i]
         hess[i] = wp * (1.0 - p)
         if count[i] != 0.0:
-            soft += count[i] * _softplus(z)
+            soft += count[i] * softplus(z)
         lin += z * clicks[i]
     return soft - lin
 
@@ -91,7 +88,7 @@ def _loss(count, clicks, th):
     lin = 0.0
     for i in range(th.shape[0]):
         if count[i] != 0.0:
-            soft += count[i] * _softplus(th[i])
+            soft += count[i] * softplus(th[i])
         lin += th[i] * clicks[i]
     return soft - lin
 
@@ -108,16 +105,6 @@ def _model(theta0, grad, hess, ridge, ev, cb):
             ok = False
         cb[i] = theta0[i] - grad[i] / ev[i]
     return ok
-
-
-@njit(cache=True, error_model="numpy")
-def _half_dist2(ev, cb, th):
-    """``1/2 (th - c)^T H_r (th - c)`` of a diagonal model."""
-    total = 0.0
-    for i in range(th.shape[0]):
-        d = th[i] - cb[i]
-        total += ev[i] * d * d
-    return 0.5 * total
 
 
 # ---------------------------------------------------------------------------- the MLE
@@ -213,7 +200,7 @@ def _support_point(
         loss0 = _evaluate(count, clicks, lin, grad, hess)
         if not _model(lin, grad, hess, ridge, ev, cb):
             return np.nan, np.nan, False
-        radius2 = level - loss0 + _half_dist2(ev, cb, lin)
+        radius2 = level - loss0 + half_dist2(ev, cb, lin)
         # the linearised set meets the ball if the point is in both, or if the MLE is in the set
         norm2 = gs = quad = 0.0
         for i in range(n):
@@ -225,7 +212,7 @@ def _support_point(
         ok = ok or (loss0 + gs + 0.5 * quad <= level)
         if not ok and radius2 > 0:  # otherwise the trust-region subproblem tells
             ball_minimiser_eig(ev, cb, S, tb, ball)
-            ok = _half_dist2(ev, cb, tb) <= radius2
+            ok = half_dist2(ev, cb, tb) <= radius2
         if ok:
             value, s = model_support_eig(ev, cb, radius2, S, xb, use_hint, s, theta_out, wk_ms)
         else:
@@ -293,10 +280,11 @@ def _block(
     values = np.empty(K)
     thetas = np.empty((K, n))
     score = np.empty(K)
+    est_reward = np.empty(K)
     delta = np.empty(K)
     wk_mle = np.empty((5, n))
     wk_sp = np.empty((6, n))
-    wk_ms = np.empty((10, n))
+    wk_ms = np.empty((9, n))
     status = 0
     for r in range(R):
         th_hat, cnt, clk = theta_hat[r], count[r], clicks[r]
@@ -307,7 +295,7 @@ def _block(
             if not ok:
                 status = 1
             level = loss + beta_sq[s]
-            radius2 = beta_sq[s] + _half_dist2(ev, cb, th_hat)
+            radius2 = beta_sq[s] + half_dist2(ev, cb, th_hat)
             # the optimistic step: every candidate, from the slot of its cell
             for k in range(K):
                 cell = K * c + k
@@ -352,10 +340,7 @@ def _block(
             ccf = cf[c]
             if fairer:  # algorithms.fairer_tie, |Delta~| estimated with the first choice's parameter
                 tt = thetas[d0]
-                m = values[0]
-                for k in range(1, K):
-                    m = np_maximum(m, values[k])
-                thr = m - tie_atol
+                thr = tie_threshold(values, K, tie_atol)
                 for k in range(K):
                     if values[k] >= thr:
                         score[k] = -abs(expit_scalar(tt[K * ccf + k]) - expit_scalar(tt[K * c + k]))
@@ -364,14 +349,10 @@ def _block(
                 d0 = argmax_ties_row(score, K, u, True)
             # CCLB's Lagrangian choice with the optimistic parameter of d0
             tt = thetas[d0]
-            best_score = -np.inf
             for k in range(K):
-                rk = expit_scalar(tt[K * c + k])
-                delta[k] = expit_scalar(tt[K * ccf + k]) - rk
-                score[k] = rk - phi[r] * (abs(delta[k]) - tau[r])
-                best_score = score[k] if k == 0 else np_maximum(best_score, score[k])
-            keep = phi[r] == 0 or score[d0] >= best_score - score_atol
-            a = d0 if keep else argmax_ties_row(score, K, u, True)
+                est_reward[k] = expit_scalar(tt[K * c + k])
+                delta[k] = expit_scalar(tt[K * ccf + k]) - est_reward[k]
+            a = lagrangian_choice(est_reward, delta, K, phi[r], tau[r], d0, u, score_atol, score)
             est = abs(delta[a]) - tau[r]
             # the environment's feedback
             mu = means[c, a]
