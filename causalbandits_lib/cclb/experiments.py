@@ -63,6 +63,8 @@ __all__ = [
     "confidence_set_slices",
     "second_half_slope",
     "compare_optimistic_steps",
+    "PendingComparison",
+    "finish_comparisons",
     "prefix_equals_independent",
     "rate_horizons",
     "rate_test",
@@ -435,7 +437,8 @@ def compare_optimistic_steps(
     runs: Sequence[int],
     jobs: int = 1,
     scheduler: str | None = None,
-) -> dict[str, np.ndarray]:
+    defer: bool = False,
+) -> "dict[str, np.ndarray] | PendingComparison":
     """At round ``t`` of a run of ``policy`` (an :class:`OFULogPlus` in a fast mode), compare its
     optimistic step with the exact conic programs on the raw data (use as the probe of
     :class:`PlayedRounds`; the policy is copied, so the run itself is unaffected).
@@ -450,6 +453,11 @@ def compare_optimistic_steps(
     generator lays them out (the value ``x^T theta`` is a strided dot product, which rounds
     differently from a contiguous one). So the values do not depend on ``jobs``. The solvers'
     warnings are passed on to this process.
+
+    With ``defer=True`` the exact programs are not solved here: the probe returns a
+    :class:`PendingComparison` (the tasks and the fast step's side, computed now), and
+    :func:`finish_comparisons` solves the programs of every probed round in one batch after the
+    simulation (the same tasks, so the same numbers; the workers are busy to the end).
 
     Returns
     -------
@@ -478,18 +486,51 @@ def compare_optimistic_steps(
         )
         for r in runs
     ]
-    exact = np.stack(_solve_exact_runs(tasks, jobs, scheduler))
     vals, _ = pol.optimistic_values(t, ctx)
     choice = np.argmax(np.where(pol.solved, vals, -np.inf), axis=1)[runs]
     quad, _ = optimistic_quadratic(model, theta, b, pol.S, ctx.x)
-    k = np.arange(len(runs))
-    return {
-        "exact": exact,
-        "exact_best": exact.max(axis=1),
-        "exact_at_choice": exact[k, choice],
-        "fast_at_choice": vals[runs, choice],
-        "quadratic": quad[runs],
-    }
+    pending = PendingComparison(t, tasks, choice, vals[runs, choice], quad[runs])
+    if defer:
+        return pending
+    return pending.finish(_solve_exact_runs(tasks, jobs, scheduler))
+
+
+@dataclass
+class PendingComparison:
+    """One probed round of :func:`compare_optimistic_steps` whose exact programs are still to be
+    solved: the tasks (one per run) and the fast step's side."""
+
+    t: int
+    tasks: list
+    choice: np.ndarray
+    fast_at_choice: np.ndarray
+    quadratic: np.ndarray
+
+    def finish(self, exact_runs: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        exact = np.stack(exact_runs)
+        k = np.arange(len(self.choice))
+        return {
+            "exact": exact,
+            "exact_best": exact.max(axis=1),
+            "exact_at_choice": exact[k, self.choice],
+            "fast_at_choice": self.fast_at_choice,
+            "quadratic": self.quadratic,
+        }
+
+
+def finish_comparisons(
+    pending: Sequence[PendingComparison], jobs: int = 1, scheduler: str | None = None
+) -> list[dict[str, np.ndarray]]:
+    """Solve the exact programs of every deferred comparison in one call of
+    :func:`~causalbandits_lib.core.parallel.map_tasks`, the latest rounds (the most data, the
+    slowest) first; the comparisons in the order given."""
+    order = sorted(range(len(pending)), key=lambda i: -pending[i].t)
+    flat = [(i, task) for i in order for task in pending[i].tasks]
+    solved = _solve_exact_runs([task for _, task in flat], jobs, scheduler)
+    by_probe: dict[int, list] = {i: [] for i in range(len(pending))}
+    for (i, _), values in zip(flat, solved):
+        by_probe[i].append(values)
+    return [p.finish(by_probe[i]) for i, p in enumerate(pending)]
 
 
 def _solve_exact_runs(tasks: Sequence[dict], jobs: int, scheduler: str | None) -> list[np.ndarray]:

@@ -75,6 +75,27 @@ def test_exact_comparisons_are_the_same_on_worker_processes(how):
             assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), key
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_deferred_comparisons_solved_in_one_batch_equal_the_immediate_ones(jobs):
+    """The notebook defers each probe's exact programs (defer=True) and solves every probed round
+    in one batch after the run (finish_comparisons): the same returns, bit for bit, in probe order."""
+    now, later = [], []
+
+    def probe(t, ctx, X, y, pol):
+        now.append(E.compare_optimistic_steps(t, ctx, X, y, pol, [1, 0]))
+        later.append(E.compare_optimistic_steps(t, ctx, X, y, pol, [1, 0], defer=True))
+        return t
+
+    play(FairLogisticBandit(GEN), OFULogPlus(), 45, 3, n_runs=2, rounds=[12, 30, 40], probe=probe)
+    assert all(isinstance(p, E.PendingComparison) for p in later) and [p.t for p in later] == [12, 30, 40]
+    finished = E.finish_comparisons(later, jobs=jobs)
+    assert len(finished) == 3
+    for a, b in zip(now, finished):
+        assert sorted(a) == sorted(b)
+        for key in a:
+            assert a[key].tobytes() == b[key].tobytes() and a[key].shape == b[key].shape, key
+
+
 def test_batched_configurations_equal_separate_runs():
     T, reps = 80, 2
     configs = E.paper_configs(T, 0.2, 2 / 0.15, 0.14, eps_values=[0.07], tau_values=[0.3])
