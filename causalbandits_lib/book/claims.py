@@ -23,6 +23,7 @@ __all__ = [
     "claim_cell",
     "statement_cell",
     "why_cell",
+    "diagnosis_text",
     "claims_markdown",
 ]
 
@@ -67,6 +68,10 @@ class Claim:
         The check that gave the verdict and the inputs it was given (per-run or per-instance
         numbers, compressed when large; :meth:`~causalbandits_lib.core.checks.Verdict.evidence`), so
         that ``causalbandits rejudge`` can compute the verdict again from the record alone.
+    diagnosis : dict, optional
+        Why a result did not reproduce (``not reproduced`` or ``partly``): its cause, text and the
+        measurements it rests on, from the chapter's ``diagnoses.yml``
+        (:mod:`causalbandits_lib.book.diagnoses`); stored by paper-profile executions.
 
     The optional fields are left out of :meth:`to_dict` when not set, so a record of a claim that
     declares none of them reads as before.
@@ -87,6 +92,7 @@ class Claim:
     ours: bool | None = None
     reconstructed: bool | None = None
     evidence: Mapping[str, Any] | None = None
+    diagnosis: Mapping[str, Any] | None = None
 
     def __post_init__(self):
         if not _ID.match(self.id):
@@ -118,7 +124,7 @@ class Claim:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for optional in ("kind", "details", "sensitive_to", "ours", "reconstructed", "evidence"):
+        for optional in ("kind", "details", "sensitive_to", "ours", "reconstructed", "evidence", "diagnosis"):
             if d[optional] is None:
                 del d[optional]
         return d
@@ -167,6 +173,8 @@ def kind_label(c: Mapping[str, Any]) -> str:
         kind += ", ours"
     if c.get("sensitive_to"):
         kind += " (choice-dependent)"
+    elif c.get("sensitive_at_profile"):
+        kind += f" (choice-dependent at the {c['sensitive_at_profile']['profile']} profile)"
     return kind
 
 
@@ -208,11 +216,20 @@ def statement_cell(c: Mapping[str, Any]) -> str:
     return c["statement"] + ("" if value == "—" else f"<br><small>paper: {short_cell(value, 120)}</small>")
 
 
+def diagnosis_text(d: Mapping[str, Any]) -> str:
+    """A stored diagnosis in one line: its cause, its text and what it rests on."""
+    pointers = "; ".join(f"{k} `{v}`" for e in d.get("evidence", []) for k, v in e.items())
+    return f"**Diagnosis, {d['label']}.** {d['text']} (evidence: {pointers})"
+
+
 def why_cell(c: Mapping[str, Any]) -> str:
-    """The verdict's reason, with the rule that decided it folded away."""
+    """The verdict's reason, with the rule that decided it folded away, and below it the
+    diagnosis of a result that did not reproduce."""
     rule = c.get("criterion")
     folded = f" <details><summary>rule</summary>{rule}</details>" if rule else ""
-    return f"{c['reason']}{folded}"
+    diag = c.get("diagnosis")
+    below = f"<br><small>{diagnosis_text(diag)}</small>" if diag else ""
+    return f"{c['reason']}{folded}{below}"
 
 
 def claims_markdown(

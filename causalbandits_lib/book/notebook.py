@@ -22,6 +22,7 @@ record atomically and shows the claims table.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import os
 import time
@@ -37,6 +38,7 @@ from ..core.runner import work_by_pair, work_ledger
 from ..core.streams import SEED_SCHEME, notebook_seed_sequence
 from . import paths
 from .claims import Claim, claims_markdown, format_value
+from .diagnoses import diagnosis_for, load_diagnoses, needs_diagnosis
 from .params import NotebookSpec, load_chapter
 from .provenance import git_info, library_fingerprint, package_versions, platform_info, replaceable_stand_ins
 from .records import load_record, to_jsonable, write_record
@@ -384,6 +386,10 @@ class NotebookRun:
             ours=True if ours else None,
             reconstructed=True if reconstructed else None,
         )
+        if self.profile == "paper" and needs_diagnosis(claim.to_dict()):
+            found = diagnosis_for(id, load_diagnoses(self.chapter))
+            if found is not None:
+                claim = dataclasses.replace(claim, diagnosis=found.to_dict())
         self.claims.append(claim)
         return claim
 

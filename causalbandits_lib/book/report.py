@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 from ..core.checks import RESULT_KINDS, VERDICTS
 from . import paths
-from .claims import claim_cell, format_value, short_cell, statement_cell, verdict_badge, why_cell
+from .claims import claim_cell, diagnosis_text, format_value, short_cell, statement_cell, verdict_badge, why_cell
+from .diagnoses import CAUSES, needs_diagnosis
 from .params import ChapterSpec
 from .provenance import replaceable_stand_ins
 from .records import RecordError, atomic_write_text, load_record
@@ -119,19 +120,32 @@ class _Counts:
     def __init__(self):
         self.by_group = {g: {v: 0 for v in VERDICTS} for g in GROUPS}
         self.choice_dependent = 0
+        self.choice_dependent_small = 0
         self.over_instances = 0
+        self.by_cause = {cause: 0 for cause in CAUSES}
+        self.undiagnosed = 0
 
     def add(self, claim: Mapping[str, Any]) -> None:
         self.by_group[_group(claim)][claim["verdict"]] += 1
         self.choice_dependent += bool(claim.get("sensitive_to"))
+        self.choice_dependent_small += bool(claim.get("sensitive_at_profile")) and not claim.get("sensitive_to")
         self.over_instances += bool((claim.get("details") or {}).get("instances"))
+        if needs_diagnosis(claim):
+            if claim.get("diagnosis"):
+                self.by_cause[claim["diagnosis"]["cause"]] += 1
+            else:
+                self.undiagnosed += 1
 
     def merge(self, other: "_Counts") -> None:
         for g in GROUPS:
             for v in VERDICTS:
                 self.by_group[g][v] += other.by_group[g][v]
         self.choice_dependent += other.choice_dependent
+        self.choice_dependent_small += other.choice_dependent_small
         self.over_instances += other.over_instances
+        for cause in CAUSES:
+            self.by_cause[cause] += other.by_cause[cause]
+        self.undiagnosed += other.undiagnosed
 
     @property
     def total(self) -> int:
@@ -142,40 +156,62 @@ class _Counts:
         for g in GROUPS:
             c = self.by_group[g]
             out.append(" / ".join(str(c[v]) for v in VERDICTS) if sum(c.values()) else "—")
-        return out + [str(self.choice_dependent), str(self.over_instances)]
+        return out + [f"{self.choice_dependent} / {self.choice_dependent_small}", str(self.over_instances)]
 
 
 SUMMARY_HEAD = (
     "| chapter | claims | results | ours | implementation checks | kind not declared | choice-dependent "
     "| over instances |"
 )
+
+
+def _divider(head: str) -> str:
+    """The Markdown divider row of a table whose header row is ``head``."""
+    return "|" + "---|" * (head.count("|") - 1)
+
+
 LEGEND = (
     "Counts are " + " / ".join(VERDICTS) + ". *Results* are the paper's claims of kind `experiment` or "
     "`theorem`; *ours* are results about our own questions, variants and extensions, labelled as ours; "
-    "*implementation checks* are the claims of kind `identity` or `construction`."
+    "*implementation checks* are the claims of kind `identity` or `construction`. *Choice-dependent* "
+    "counts the claims an open choice moves at the paper's scale / only in the smaller runs of the book "
+    "profile (not evidence about the paper-scale verdict, and said so beside it)."
 )
 
 
 def _with_sensitivity(rec: dict[str, Any], path: Path) -> dict[str, Any]:
     """The record's claims with the verdict moves of its sensitivity record, when there is one
-    (``results/sensitivity/<chapter>/<notebook>.json`` beside ``results/paper``)."""
+    (``results/sensitivity/<chapter>/<notebook>.json`` beside ``results/paper``).
+
+    A sensitivity record at the paper profile is paper-scale evidence: its moves join the claim's
+    ``sensitive_to``. One at a smaller profile is not evidence about a paper-scale verdict: its
+    moves are kept apart (``sensitive_at_profile``) and said as what they are, the choice's
+    verdicts against our choice's verdict at that profile, both from runs of that size."""
     from .sensitivity import load_sensitivity, sensitivity_beside
 
     sens_path = sensitivity_beside(path)
     if not sens_path.is_file():
         return rec
     sens = load_sensitivity(sens_path)
+    profile = sens["profile"]
     claims = []
     for c in rec["claims"]:
         moves = sens["sensitive_to"].get(c["id"])
         if moves:
             c = dict(c)
-            c["sensitive_to"] = {**(c.get("sensitive_to") or {}), **moves}
             text = "; ".join(
                 f"{knob}: " + ", ".join(f"{v} → {verdict}" for v, verdict in by_value.items())
                 for knob, by_value in moves.items()
             )
-            c["reason"] = f"{c['reason']}; depends on our choice of {text} ({sens['profile']} profile)"
+            if profile == rec.get("profile"):
+                c["sensitive_to"] = {**(c.get("sensitive_to") or {}), **moves}
+                c["reason"] = f"{c['reason']}; depends on our choice of {text}"
+            else:
+                c["sensitive_at_profile"] = {"profile": profile, "moves": moves}
+                c["reason"] = (
+                    f"{c['reason']}; an open choice moves this claim at the {profile} profile, both verdicts from "
+                    f"runs of that size ({text}); not measured at the paper's scale"
+                )
         claims.append(c)
     return {**rec, "claims": claims}
 
@@ -231,7 +267,7 @@ def render_summary(chapters: Mapping[str, ChapterSpec], results_dir: Path) -> st
         "<!-- generated by `causalbandits report` from results/paper; do not edit -->",
         "",
         SUMMARY_HEAD,
-        "|---|---|---|---|---|---|---|",
+        _divider(SUMMARY_HEAD),
     ]
     for ch, counts, with_record in _chapter_counts(chapters, results_dir):
         anchor = ch.title.lower()
@@ -303,15 +339,68 @@ def render_reproducibility(chapters: Mapping[str, ChapterSpec], results_dir: Pat
         "## Summary",
         "",
         SUMMARY_HEAD + " notebooks with a paper-scale record |",
-        "|---|---|---|---|---|---|---|---|",
+        _divider(SUMMARY_HEAD + " notebooks with a paper-scale record |"),
         *summary_rows,
         "| **all** | " + " | ".join(totals.cells()) + " | |",
         "",
         LEGEND,
         "",
     ]
-    extra = [render_standard(), render_margins(chapters), render_mutants()]
+    extra = [render_diagnoses(chapters, results_dir), render_standard(), render_margins(chapters), render_mutants()]
     return HEADER.format() + "\n".join(summary) + "\n" + "\n".join(extra) + "\n" + "\n".join(sections)
+
+
+def render_diagnoses(chapters: Mapping[str, ChapterSpec], results_dir: Path) -> str:
+    """Every result that did not reproduce (or only partly), grouped by the cause its diagnosis
+    names, with counts per chapter and cause, each with its text and the measurements it rests on."""
+    per_chapter: dict[str, _Counts] = {}
+    by_cause: dict[str | None, list[str]] = {cause: [] for cause in CAUSES}
+    by_cause[None] = []
+    for ch in chapters.values():
+        counts = per_chapter.setdefault(ch.name, _Counts())
+        found, _ = _chapter_records(ch, results_dir)
+        for nb, rec in found:
+            for c in rec["claims"]:
+                if not needs_diagnosis(c):
+                    continue
+                counts.add(c)
+                d = c.get("diagnosis")
+                ours = ", ours" if c.get("ours") else ""
+                head = f"- `{c['id']}` ({c['verdict']}{ours}; `{nb.id}`)"
+                if d:
+                    by_cause[d["cause"]].append(
+                        f"{head}: {d['text']} Evidence: "
+                        + "; ".join(f"{k} `{v}`" for e in d["evidence"] for k, v in e.items())
+                        + "."
+                    )
+                else:
+                    by_cause[None].append(f"{head}: **no diagnosis yet.**")
+    head = "| chapter | " + " | ".join(f"({label[1]}) {cause}" for cause, label in CAUSES.items()) + " | no diagnosis |"
+    rows = [head, _divider(head)]
+    for name, counts in per_chapter.items():
+        rows.append(f"| {name} | " + " | ".join(str(counts.by_cause[k]) for k in CAUSES) + f" | {counts.undiagnosed} |")
+    total = _Counts()
+    for counts in per_chapter.values():
+        total.merge(counts)
+    rows.append("| **all** | " + " | ".join(str(total.by_cause[k]) for k in CAUSES) + f" | {total.undiagnosed} |")
+    out = [
+        "## Why results did not reproduce",
+        "",
+        "Every result (the papers' and ours) judged *not reproduced* or *partly* at the paper's scale carries a "
+        "diagnosis, stated in `notebooks/<chapter>/diagnoses.yml` after reading the records and stored with the "
+        "claim: (a) the paper disagrees with itself, (b) the paper leaves a choice open and our reconstruction is one "
+        "of several, (c) the result holds only under a stated deviation, (d) contradicted although our "
+        "implementation passes the chapter's exact checks, (e) underpowered. Each points at the measurements it "
+        "rests on (claims, metrics, open choices); `tests/integration/test_diagnoses.py` resolves every pointer and "
+        "fails when a result lacks a diagnosis.",
+        "",
+        *rows,
+        "",
+    ]
+    for cause, label in [*CAUSES.items(), (None, "no diagnosis yet")]:
+        if by_cause[cause]:
+            out += [f"### {label[0].upper() + label[1:]} ({len(by_cause[cause])})", "", *by_cause[cause], ""]
+    return "\n".join(out)
 
 
 def render_standard() -> str:
@@ -330,11 +419,16 @@ def render_standard() -> str:
             "",
             "| the tests say | verdict |",
             "|---|---|",
-            "| holds on at least half, contradicted on none | reproduced |",
+            "| holds on at least half, contradicted on none (wholly or in part) | reproduced |",
             "| contradicted on at least half | not reproduced |",
             f"| inconclusive on all | not testable here (underpowered), with the runs a test of {ck.POWER:.0%} "
             "power would need |",
             "| anything else | partly |",
+            "",
+            "A test that is itself made of parts (an instance judged on several parts) counts as contradicted in part "
+            "when it is only partly reproduced. A claim judged over random instances also gives the share of "
+            f"instances where it holds with its exact {ck.SHARE_LEVEL:.0%} binomial interval: how far a few more "
+            "instances could move it.",
             "",
             f"- **Orderings** are judged on paired differences over runs that share their random numbers: a pair "
             f"holds when its mean difference clears {ck.Z:g} standard errors, is contradicted when it clears them the "
@@ -441,7 +535,7 @@ def render_chapter_summary(ch: ChapterSpec, results_dir: Path) -> str:
         "measurement; the reason is the one the verdict's check gave.",
         "",
         SUMMARY_HEAD.replace("| chapter |", "|", 1),
-        "|---|---|---|---|---|---|---|",
+        _divider(SUMMARY_HEAD.replace("| chapter |", "|", 1)),
         "| " + " | ".join(counts.cells()) + " |",
         "",
         LEGEND,
@@ -458,7 +552,9 @@ def render_chapter_summary(ch: ChapterSpec, results_dir: Path) -> str:
         md = paths.book_root() / "notebooks" / ch.name / f"{nb.name}.md"
         link = f"../../notebooks/{ch.name}/{nb.name}.md#{section_anchor(md, c.get('section'))}"
         source = f" ({c['source']})" if c.get("source") else ""
-        return f"- [`{c['id']}`]({link}){source}: {c['statement'].rstrip('.')}. **Why:** {c['reason'].rstrip('.')}."
+        diag = f" {diagnosis_text(c['diagnosis'])}" if c.get("diagnosis") else ""
+        why = c["reason"].rstrip(".")
+        return f"- [`{c['id']}`]({link}){source}: {c['statement'].rstrip('.')}. **Why:** {why}.{diag}"
 
     results = [(nb, c) for nb, c in claims if _group(c) == GROUPS[0]]
     for verdict in ("not reproduced", "partly", "not testable here", "reproduced"):

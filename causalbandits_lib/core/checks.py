@@ -69,6 +69,7 @@ __all__ = [
     "VERDICTS",
     "KINDS",
     "RESULT_KINDS",
+    "share_interval",
     "STATUSES",
     "Z",
     "POWER",
@@ -391,6 +392,10 @@ def _aggregate(verdicts: Mapping[Any, Verdict], unit: str, rule: str, show: int 
     head = f"holds on {count['holds']} of {n} {unit}"
     extra = [f"{count[s]} {s}" for s in ("contradicted", "mixed", "inconclusive") if count[s]]
     reason = head + (f" ({', '.join(extra)})" if extra else "")
+    if unit == "instances":
+        lo, hi = share_interval(count["holds"], n)
+        details["share_holds"] = {"share": count["holds"] / n, "low": lo, "high": hi, "level": SHARE_LEVEL}
+        reason += f" [share {count['holds'] / n:.2g}, {SHARE_LEVEL:.0%} interval {lo:.2f} to {hi:.2f}]"
     listed = list(verdicts) if n <= show else [k for k in verdicts if st[k] != "holds"]
     if listed:
         reason += "; " + "; ".join(f"{k}: {verdicts[k].verdict} ({verdicts[k].reason})" for k in listed)
@@ -406,9 +411,19 @@ def _aggregate(verdicts: Mapping[Any, Verdict], unit: str, rule: str, show: int 
 
 
 _RULE = (
-    "holds on at least half of the {u} and contradicted on none: reproduced; contradicted on at least half: "
-    "not reproduced; inconclusive on all: not testable (underpowered); partly otherwise"
+    "holds on at least half of the {u} and contradicted on none, wholly or in part: reproduced; contradicted on "
+    "at least half: not reproduced; inconclusive on all: not testable (underpowered); partly otherwise"
 )
+
+#: Confidence of the interval on the share of instances where a claim holds.
+SHARE_LEVEL = 0.95
+
+
+def share_interval(k: int, n: int, level: float = SHARE_LEVEL) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval on the share of instances where a claim holds, from
+    ``k`` of ``n``: how far a few more instances could move a "k of n" verdict."""
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)
 
 
 @_recorded

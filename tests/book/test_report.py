@@ -43,9 +43,9 @@ def test_page_counts_results_apart_from_implementation_checks(record_dir, tmp_pa
     row = next(line for line in page.splitlines() if line.startswith(f"| {title} |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     # claims | results | ours | implementation checks | kind not declared | choice-dependent | over instances
-    assert cells[1:8] == ["6", "2 / 0 / 1 / 0", "0 / 0 / 1 / 0", "1 / 0 / 0 / 0", "1 / 0 / 0 / 0", "1", "0"]
+    assert cells[1:8] == ["6", "2 / 0 / 1 / 0", "0 / 0 / 1 / 0", "1 / 0 / 0 / 0", "1 / 0 / 0 / 0", "1 / 0", "0"]
     assert "experiment (choice-dependent)" in page
-    mine = next(line for line in page.splitlines() if "`primer.a.mine`" in line)
+    mine = next(line for line in page.splitlines() if "`primer.a.mine`" in line and line.startswith("|"))
     assert "experiment, ours" in mine and "0.5 (reconstructed)" in mine
     summary = render_summary(chapters, tmp_path)
     assert "| 6 | 2 / 0 / 1 / 0 | 0 / 0 / 1 / 0 | 1 / 0 / 0 / 0 |" in summary
@@ -115,3 +115,30 @@ def test_every_committed_claim_links_to_a_heading_of_its_notebook_with_mysts_anc
     # MyST leaves the formula out of the anchor (the id "...-n-pcb" the HTML shows is not a link target)
     assert section_anchor(md, "how-much-do-bounds-help-n-pcb") == "how-much-do-bounds-help-"
     assert section_anchor(md, "not-a-heading") == "claims"
+
+
+def test_page_groups_the_diagnoses_by_cause_with_counts(record_dir, tmp_path):
+    no = checks.check_at_most(3, 2)
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    nb.claim("primer.a.one", "s", no, kind="experiment")
+    nb.claim("primer.a.two", "s", no, kind="theorem")
+    nb.claim("primer.a.idt", "s", checks.check_at_most(1, 2), kind="identity")
+    rec = nb.record()
+    rec["profile"] = "paper"
+    rec["claims"][0]["diagnosis"] = {
+        "cause": "contradicted",
+        "label": "(d) contradicted: our implementation passes the chapter's exact checks",
+        "text": "3 is above 2 while the estimator is exact.",
+        "evidence": [{"claim": "primer.a.idt"}],
+    }
+    records.write_record(rec, tmp_path / "primer" / "01_bandits_and_regret.json")
+    chapters = {"primer": load_chapter(paths.book_root() / "notebooks" / "primer")}
+    page = render_reproducibility(chapters, tmp_path, tmp_path)
+    section = page[page.index("## Why results did not reproduce") : page.index("\n## ", page.index("### No diagnosis"))]
+    assert "| primer | 0 | 0 | 0 | 1 | 0 | 1 |" in section
+    assert "### (d) contradicted: our implementation passes the chapter's exact checks (1)" in section
+    assert "- `primer.a.one` (not reproduced; `primer/01_bandits_and_regret`): 3 is above 2" in section
+    assert "Evidence: claim `primer.a.idt`." in section
+    assert "### No diagnosis yet (1)" in section and "`primer.a.two`" in section
+    row = next(line for line in page.splitlines() if "`primer.a.one`" in line and line.startswith("|"))
+    assert "**Diagnosis, (d) contradicted" in row

@@ -60,7 +60,10 @@ def test_summary_lists_only_the_verdicts_that_move():
     }
 
 
-def test_page_marks_and_counts_choice_dependent_verdicts(record_dir, tmp_path):
+@pytest.mark.parametrize("profile", ["paper", "book"])
+def test_page_marks_and_counts_choice_dependent_verdicts(record_dir, tmp_path, profile):
+    """A sensitivity record at the paper profile qualifies the paper-scale verdict; one at the book
+    profile is said as a move between two book-profile verdicts and counted apart."""
     nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
     nb.claim("primer.a.x", "s", checks.check_at_most(1, 2), kind="experiment")
     nb.claim("primer.a.y", "s", checks.check_at_most(1, 2), kind="experiment")
@@ -72,14 +75,21 @@ def test_page_marks_and_counts_choice_dependent_verdicts(record_dir, tmp_path):
     sens.parent.mkdir(parents=True)
     moves = {"primer.a.y": {"arm_means": {"[0.7]": "reproduced", "[0.9]": "not reproduced"}}}
     sens.write_text(
-        json.dumps({"notebook": "x", "profile": "book", "baseline": {}, "alternatives": {}, "sensitive_to": moves})
+        json.dumps({"notebook": "x", "profile": profile, "baseline": {}, "alternatives": {}, "sensitive_to": moves})
     )
     chapters = {"primer": load_chapter(PRIMER)}
     page = render_reproducibility(chapters, paper, tmp_path)
     row = next(line for line in page.splitlines() if "`primer.a.y`" in line)
-    assert "experiment (choice-dependent)" in row and "depends on our choice of arm_means: [0.7] → reproduced" in row
     summary_row = next(line for line in page.splitlines() if line.startswith(f"| {chapters['primer'].title} |"))
-    assert summary_row.split("|")[7].strip() == "1"  # one choice-dependent verdict
+    if profile == "paper":
+        assert "experiment (choice-dependent)" in row
+        assert "depends on our choice of arm_means: [0.7] → reproduced" in row
+        assert summary_row.split("|")[7].strip() == "1 / 0"  # one choice-dependent verdict at the paper's scale
+    else:
+        assert "experiment (choice-dependent at the book profile)" in row
+        assert "moves this claim at the book profile, both verdicts from runs of that size" in row
+        assert "not measured at the paper's scale" in row and "depends on our choice" not in row
+        assert summary_row.split("|")[7].strip() == "0 / 1"
     sens.write_text("{}")
     with pytest.raises(records.RecordError, match="lacks key 'notebook'"):
         render_reproducibility(chapters, paper, tmp_path)

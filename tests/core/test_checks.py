@@ -353,3 +353,17 @@ def test_uses_check_finds_nested_booleans():
     nested = checks.check_parts({"a": checks.check_all({"x": True}), "b": checks.check_at_most(1, 2)})
     assert checks.uses_check(nested.evidence(), "check_all")
     assert not checks.uses_check(checks.check_at_most(1, 2).evidence(), "check_all")
+
+
+def test_instances_state_the_share_that_holds_with_its_exact_interval():
+    """Clopper-Pearson at the ends has a closed form: all k = n hold gives [(α/2)^(1/n), 1]."""
+    low, high = checks.share_interval(5, 5)
+    assert high == 1.0 and low == pytest.approx(0.025 ** (1 / 5), rel=1e-9)
+    low, high = checks.share_interval(0, 5)
+    assert low == 0.0 and high == pytest.approx(1 - 0.025 ** (1 / 5), rel=1e-9)
+    yes, no = checks.check_at_most(1, 2), checks.check_at_most(3, 2)
+    v = checks.check_instances({1: yes, 2: yes, 3: yes, 4: no})
+    assert v.details["share_holds"]["share"] == 0.75
+    assert v.details["share_holds"]["low"] < 0.75 < v.details["share_holds"]["high"]
+    assert "[share 0.75, 95% interval 0.19 to 0.99]" in v.reason
+    assert "share" not in checks.check_parts({"a": yes, "b": no}).reason
