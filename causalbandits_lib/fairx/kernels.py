@@ -1,7 +1,10 @@
 """Compiled kernels (numba) for the multi-armed FairX algorithms and their baselines.
 
-One kernel steps FairX-UCB (projected gradient, ``f = exp(cμ)``), FairX-TS, FairX-EG (both with
-``f = exp(cμ)``), UCB, Thompson sampling or ε-greedy against :class:`~.model.MultiLabelBandit`,
+One kernel steps FairX-UCB (the paper's projected gradient or the exact box solver of
+:func:`~.optimism.optimistic_box_exact`, ``f = exp(cμ)`` only), FairX-TS, FairX-EG, UCB, Thompson
+sampling or ε-greedy, the FairX algorithms with the merit :class:`~.merit.ExpMerit`,
+:class:`~.merit.AffineMerit` or :class:`~.merit.RampMerit` (a merit code each, evaluated in the
+kernel; the last two are fairx/01's lower-bound merits), against :class:`~.model.MultiLabelBandit`,
 :class:`~.model.ArmsBandit`, :class:`~.model.PriorArmsBandit` or the multi-armed replay of a click
 log (:class:`~.yahoo.ReplayEnvironment` with ``mode="mab"``: the policy is over each event's pool
 of candidates, the UCB family plays an unpulled candidate first, and only the events whose arm is
@@ -21,9 +24,13 @@ The arithmetic repeats the numpy path's operation for operation, including the o
 (numpy reduces a row of eight or more numbers pairwise:
 :func:`~causalbandits_lib.core.kernels.pairwise_sum` does the same), so the
 two paths agree bit for bit on this machine; the tests allow 1e-9 relative, as for every kernel.
-The linear algorithms have their kernel in :mod:`.linear_kernels`. Not covered here (the numpy
-path runs): the exact box solver of FairX-UCB, merit functions other than
-:class:`~.merit.ExpMerit`, subclasses of these classes or environments.
+The exact box solver repeats its numpy steps too: ``expm1`` and ``exp`` (numpy's and numba's are
+the same C library functions), ``np.argsort(..., kind="stable")`` (any stable sort gives the same
+order: an insertion sort here), the sequential ``np.cumsum`` and ``np.argmax``; the tests compare
+those paths bit for bit (``tests/fairx/test_kernels_exact_and_merits.py``). The linear
+algorithms have their kernel in :mod:`.linear_kernels`. Not covered here (the numpy path runs):
+other merit functions, the exact solver and the merits other than ``exp(cμ)`` over a replay's
+pools, subclasses of these classes or environments.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core.kernels import pairwise_sum
+from ..core.kernels import argmax_ties_row, np_maximum, pairwise_sum
 
 __all__ = ["FairXKernel", "kernel_for", "softmax_sample_row", "sample_row"]
 
@@ -41,6 +48,8 @@ __all__ = ["FairXKernel", "kernel_for", "softmax_sample_row", "sample_row"]
 FAIRX_UCB, FAIRX_TS, FAIRX_EG, UCB, TS, EG = range(6)
 # environment codes
 MULTILABEL, BERNOULLI, GAUSSIAN, REPLAY, CONTEXTUAL = range(5)
+# merit codes: f = exp(cμ), max(μ + b, floor) (or μ + b), 1 + L·max(μ, 0)
+EXP_MERIT, AFFINE_MERIT, RAMP_MERIT = range(3)
 
 
 @njit(cache=True)
@@ -129,6 +138,130 @@ def _clip(x, lo, hi):
     return v if v < hi else hi
 
 
+@njit(cache=True, inline="always")
+def _sorts_before(a, b):
+    """numpy's order of floats in a sort: ``a < b``, with NaN after every number."""
+    return a < b or (b != b and a == a)
+
+
+@njit(cache=True, error_model="numpy")
+def _exact_exp(c, lower, upper, y, tau, order, fl, fu, low_num, low_den, values):
+    """:func:`~.optimism.optimistic_box_exact` for ``f = exp(cμ)`` on one row, its steps in numpy's
+    order: the thresholds :meth:`~.merit.ExpMerit.threshold`, ``np.argsort(-τ, kind="stable")``
+    (an insertion sort: a stable sort has one result), the scaled merits of ``_merit_pair``, the
+    prefix sums (``np.cumsum``: sequential), the nested vertices' values and ``np.argmax`` over
+    them. Leaves ``y = c·μ_t``, the scores :func:`~.merit.softmax_and_sample` takes (the solver's
+    ``V*`` is not needed). ``values``, ``low_num`` and ``low_den`` have ``K + 1`` entries."""
+    K = y.shape[0]
+    for a in range(K):
+        width = upper[a] - lower[a]
+        if width > 0:
+            tau[a] = upper[a] + width / math.expm1(c * width)
+        else:
+            tau[a] = upper[a] + 1.0 / c
+    for a in range(K):
+        order[a] = a
+    for i in range(1, K):
+        x = order[i]
+        key = -tau[x]
+        k = i - 1
+        while k >= 0 and _sorts_before(key, -tau[order[k]]):
+            order[k + 1] = order[k]
+            k -= 1
+        order[k + 1] = x
+    shift = upper[0]  # np.max (NaN propagates)
+    for a in range(1, K):
+        if upper[a] > shift or upper[a] != upper[a]:
+            shift = upper[a]
+    for a in range(K):
+        fl[a] = math.exp(c * (lower[a] - shift))
+        fu[a] = math.exp(c * (upper[a] - shift))
+    # np.concatenate([0, np.cumsum(...)]) of the sorted lower ends: the rest down
+    low_num[0] = 0.0
+    low_den[0] = 0.0
+    for i in range(K):
+        a = order[i]
+        term_num = fl[a] * lower[a]
+        if i == 0:
+            low_num[1] = term_num
+            low_den[1] = fl[a]
+        else:
+            low_num[i + 1] = low_num[i] + term_num
+            low_den[i + 1] = low_den[i] + fl[a]
+    # the first j sorted arms up: the prefix sums of the upper ends, walked with j
+    up_num = 0.0
+    up_den = 0.0
+    for j in range(K + 1):
+        if j == 1:
+            a = order[0]
+            up_num = fu[a] * upper[a]
+            up_den = fu[a]
+        elif j > 1:
+            a = order[j - 1]
+            up_num = up_num + fu[a] * upper[a]
+            up_den = up_den + fu[a]
+        num = up_num + (low_num[K] - low_num[j])
+        den = up_den + (low_den[K] - low_den[j])
+        values[j] = num / den
+    j = argmax_ties_row(values, K + 1, 0.0, False)
+    for i in range(K):
+        a = order[i]
+        y[a] = c * (upper[a] if i < j else lower[a])
+
+
+@njit(cache=True, error_model="numpy")
+def _merit_policy(merit, mu, f, pi):
+    """``merit.policy(μ)`` of one row for :class:`~.merit.AffineMerit` or
+    :class:`~.merit.RampMerit` (``merit`` = (code, b, floor, has_floor, L)): the merits into ``f``,
+    ``f / Σ f`` (numpy's pairwise row sum) into ``pi``. Returns the index of the first arm whose
+    affine merit without a floor is not positive (where the numpy path raises), else -1."""
+    kind, b, floor, has_floor, L = merit
+    K = mu.shape[0]
+    for a in range(K):
+        if kind == AFFINE_MERIT:
+            v = mu[a] + b
+            if has_floor:
+                v = np_maximum(v, floor)
+            elif v <= 0:
+                return a
+        else:
+            v = 1.0 + L * np_maximum(mu[a], 0.0)
+        f[a] = v
+    total = pairwise_sum(f, 0, K)
+    for a in range(K):
+        pi[a] = f[a] / total
+    return -1
+
+
+@njit(cache=True, error_model="numpy")
+def _pgd_merit(merit, lower, upper, mean, lr, steps, mu, f, pi, prod, grad):
+    """:func:`~.optimism.optimistic_box_pgd` for a merit other than ``exp(cμ)`` on one row
+    (``μ ← clip(μ + lr·∇V(μ), l, u)`` from ``clip(μ̂, l, u)``, ``steps`` times, with
+    :func:`~.optimism.fair_value_gradient`'s ``π(1 + (ln f)'(μ)(μ − V))``); the result is left in
+    ``mu``. Returns -1, or the arm whose merit is not positive (see :func:`_merit_policy`)."""
+    kind, b, floor, has_floor, L = merit
+    K = mu.shape[0]
+    for a in range(K):
+        mu[a] = _clip(mean[a], lower[a], upper[a])
+    for _ in range(steps):
+        bad = _merit_policy(merit, mu, f, pi)
+        if bad >= 0:
+            return bad
+        for a in range(K):
+            prod[a] = pi[a] * mu[a]
+        v = pairwise_sum(prod, 0, K)
+        for a in range(K):
+            # merit.log_derivative(μ): the slope over f(μ) (f as the policy computed it)
+            if kind == AFFINE_MERIT:
+                slope = 1.0 if (not has_floor or mu[a] + b > floor) else 0.0
+            else:
+                slope = L if mu[a] > 0 else 0.0
+            grad[a] = pi[a] * (1.0 + (slope / f[a]) * (mu[a] - v))
+        for a in range(K):
+            mu[a] = _clip(mu[a] + lr * grad[a], lower[a], upper[a])
+    return -1
+
+
 @njit(cache=True)
 def _mab_block(
     algo,
@@ -158,6 +291,8 @@ def _mab_block(
     env_ctx,
     ctx_means,
     box,
+    merit,
+    exact,
     policy_out,
     reward_out,
     accepted_out,
@@ -176,9 +311,15 @@ def _mab_block(
         Bernoulli means of every context
     box : (lower, upper (R, G, K), whether to clip): FairX-UCB's empirical means and the ends of
         its box are clipped into ``[lower, upper]`` when the flag is set
+    merit : (code, b, floor, has_floor, L): the FairX policies' merit function (``EXP_MERIT``: ``c``
+        per configuration; the affine and ramp merits read ``b``, ``floor``, ``has_floor``, ``L``)
+    exact : FairX-UCB's optimistic step by the exact box solver (``exp(cμ)`` only), not by PGD
     policy_out : (R, B, G, P) deployed policies (P = K without replay); reward_out : (R, B, G)
     rewards; accepted_out : (R, B, G) replay only, whether the run's arm is the logged one;
     arms_out : (R, B, G) the arm played (an index into the pool in replay)
+
+    Returns ``(r, s, g, a)`` of the first decision where an affine merit without a floor was not
+    positive at arm ``a`` (the numpy path raises there; the block stops), else ``(-1, -1, -1, -1)``.
     """
     R, G, K = counts.shape
     B = u_arm.shape[1]
@@ -198,6 +339,14 @@ def _mab_block(
     g_ = np.empty(K)
     prev = np.empty(K)
     cdf = np.empty(K)
+    f = np.empty(K)
+    pi_m = np.empty(K)
+    tau = np.empty(K)
+    order = np.empty(K, dtype=np.int64)
+    values = np.empty(K + 1)
+    low_num = np.empty(K + 1)
+    low_den = np.empty(K + 1)
+    merit_kind = merit[0]
     for r in range(R):
         for s in range(B):
             t = t0 + s
@@ -236,8 +385,19 @@ def _mab_block(
                             mu[p] = _clip(mu[p], lo, hi)
                             lower[p] = _clip(lower[p], lo, hi)
                             upper[p] = _clip(upper[p], lo, hi)
-                    _pgd_exp(c[g], lower[:P], upper[:P], mu[:P], lr, steps, y[:P], ylo, yhi, e, ey, g_, prev)
-                    arm = softmax_sample_row(y[:P], u, pi, cdf)
+                    if exact:
+                        _exact_exp(c[g], lower[:P], upper[:P], y[:P], tau, order, e, ey, low_num, low_den, values)
+                        arm = softmax_sample_row(y[:P], u, pi, cdf)
+                    elif merit_kind == EXP_MERIT:
+                        _pgd_exp(c[g], lower[:P], upper[:P], mu[:P], lr, steps, y[:P], ylo, yhi, e, ey, g_, prev)
+                        arm = softmax_sample_row(y[:P], u, pi, cdf)
+                    else:  # the general step of optimistic_box_pgd, then the merit's policy
+                        bad = _pgd_merit(merit, lower[:P], upper[:P], mu[:P], lr, steps, y[:P], f, pi_m, e, ey)
+                        if bad < 0:
+                            bad = _merit_policy(merit, y[:P], f, pi)
+                        if bad >= 0:
+                            return r, s, g, bad
+                        arm = sample_row(pi, u)
                 elif algo == UCB:
                     arm = 0
                     best = -np.inf
@@ -253,10 +413,19 @@ def _mab_block(
                         pi[p] = 0.0
                     pi[arm] = 1.0
                 elif algo == FAIRX_TS:
-                    for p in range(P):
-                        a = ids[p]
-                        y[p] = c[g] * (post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a])
-                    arm = softmax_sample_row(y[:P], u, pi, cdf)
+                    if merit_kind == EXP_MERIT:
+                        for p in range(P):
+                            a = ids[p]
+                            y[p] = c[g] * (post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a])
+                        arm = softmax_sample_row(y[:P], u, pi, cdf)
+                    else:  # merit.policy of the posterior draw, then inverse-CDF sampling
+                        for p in range(P):
+                            a = ids[p]
+                            y[p] = post_mean[r, g, a] + post_sd[r, g, a] * posterior_noise[r, s, a]
+                        bad = _merit_policy(merit, y[:P], f, pi)
+                        if bad >= 0:
+                            return r, s, g, bad
+                        arm = sample_row(pi, u)
                 elif algo == TS:
                     arm = 0
                     best = -np.inf
@@ -269,6 +438,17 @@ def _mab_block(
                     for p in range(P):
                         pi[p] = 0.0
                     pi[arm] = 1.0
+                elif algo == FAIRX_EG and merit_kind != EXP_MERIT:
+                    # the merit's policy of the empirical means, mixed with the uniform policy
+                    for p in range(P):
+                        a = ids[p]
+                        y[p] = sums[r, g, a] / max(counts[r, g, a], 1.0)
+                    bad = _merit_policy(merit, y[:P], f, pi_m)
+                    if bad >= 0:
+                        return r, s, g, bad
+                    for p in range(P):
+                        pi[p] = (1.0 - eps[g]) * pi_m[p] + eps[g] / P
+                    arm = sample_row(pi, u)
                 elif algo == FAIRX_EG:
                     # ExpMerit.policy of the empirical means, mixed with the uniform policy
                     m = -np.inf
@@ -328,6 +508,24 @@ def _mab_block(
                     prec = counts[r, g, a] * lik_prec[g] + prior_prec[g]
                     post_mean[r, g, a] = sums[r, g, a] * lik_prec[g] / prec
                     post_sd[r, g, a] = 1.0 / math.sqrt(prec)
+    return -1, -1, -1, -1
+
+
+def _merit_code(merit):
+    """The kernel's code of a merit function (exact type), or None when it has none."""
+    from .merit import AffineMerit, ExpMerit, RampMerit
+
+    return {ExpMerit: EXP_MERIT, AffineMerit: AFFINE_MERIT, RampMerit: RAMP_MERIT}.get(type(merit))
+
+
+def _merit_args(merit):
+    """``(code, b, floor, has_floor, L)`` of :func:`_mab_block` (the exponential merit's ``c`` goes per
+    configuration; a policy without a merit gets the exponential code, unused)."""
+    code = EXP_MERIT if merit is None else _merit_code(merit)
+    b = float(getattr(merit, "b", 0.0))
+    floor = getattr(merit, "floor", None)
+    L = float(getattr(merit, "L", 0.0))
+    return (code, b, 0.0 if floor is None else float(floor), floor is not None, L)
 
 
 class FairXKernel:
@@ -351,7 +549,9 @@ class FairXKernel:
             return np.ascontiguousarray(np.broadcast_to(arr.reshape(-1), (G,)))
 
         merit = getattr(policy, "merit", None)
-        self.c = per_config(None if merit is None else merit.c, 1.0)
+        self.c = per_config(getattr(merit, "c", None), 1.0)
+        self.merit = _merit_args(merit)
+        self.exact = algo == FAIRX_UCB and policy.solver == "exact"
         self.w0 = per_config(getattr(policy, "w0", None), 1.0)
         self.eps = per_config(getattr(policy, "epsilon", None), 0.0)
         prior = getattr(policy, "prior_prec", None)
@@ -418,7 +618,7 @@ class FairXKernel:
         reward_out = out["reward"] if "reward" in out else np.empty((R, B, self.G))
         accepted_out = out["accepted"] if "accepted" in out else np.empty((R, B, self.G), dtype=np.bool_)
         arms_out = np.empty((R, B, self.G), dtype=np.int64) if arms is None else arms
-        _mab_block(
+        failed = _mab_block(
             self.algo,
             self.env_kind,
             policy.counts,
@@ -446,11 +646,20 @@ class FairXKernel:
             env_ctx,
             self.ctx_means,
             self.box,
+            self.merit,
+            self.exact,
             policy_out,
             reward_out,
             accepted_out,
             arms_out,
         )
+        if failed[0] >= 0:  # where the numpy path's AffineMerit raises
+            r, s, g, a = failed
+            merit = self.policy.merit
+            raise ValueError(
+                f"AffineMerit(b={merit.b}) is not positive at arm {a} in round {t0 + s} of run {r} (configuration "
+                f"{g}); merits must be positive"
+            )
         if self.env_kind == REPLAY:
             means = env.ctr[pools]  # (B, P): the click rates of each event's pool, as observe() has them
             if "arm_means" in out:
@@ -480,14 +689,18 @@ def kernel_for(policy, env, algo: int, *, box_bounds=None):
     policy does not see: a context-free learner on a contextual problem.
     """
     from ..core.environments import ContextualBernoulliBandit
-    from .merit import ExpMerit
     from .model import ArmsBandit, MultiLabelBandit, PriorArmsBandit
     from .yahoo import ReplayEnvironment
 
-    if algo in (FAIRX_UCB, FAIRX_TS, FAIRX_EG) and type(getattr(policy, "merit", None)) is not ExpMerit:
+    merit = None
+    if algo in (FAIRX_UCB, FAIRX_TS, FAIRX_EG):
+        merit = _merit_code(getattr(policy, "merit", None))
+        if merit is None:
+            return None
+    if algo == FAIRX_UCB and policy.solver not in ("pgd", "exact"):
         return None
-    if algo == FAIRX_UCB and policy.solver != "pgd":
-        return None
+    if algo == FAIRX_UCB and policy.solver == "exact" and merit != EXP_MERIT:
+        return None  # the numpy path's solver refuses these merits
     kind = type(env)
     if kind is MultiLabelBandit:
         env_kind = MULTILABEL
@@ -503,4 +716,6 @@ def kernel_for(policy, env, algo: int, *, box_bounds=None):
         return None
     if box_bounds is not None and algo != FAIRX_UCB:
         return None
+    if env_kind == REPLAY and (merit not in (None, EXP_MERIT) or (algo == FAIRX_UCB and policy.solver == "exact")):
+        return None  # over a replay's pools: only the exponential merit and FairX-UCB's gradient steps
     return FairXKernel(policy, env, algo, env_kind, box_bounds)

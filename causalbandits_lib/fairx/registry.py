@@ -17,7 +17,7 @@ import numpy as np
 from ..core.registry import BanditEntry
 from . import algorithms as alg
 from .data import YEAST_LABEL_COUNTS, YEAST_N
-from .merit import ExpMerit
+from .merit import AffineMerit, ExpMerit
 from .model import ArmsBandit, ContextTableBandit, GaussianContextBandit, MultiLabelBandit, PriorArmsBandit
 from .theory import lipschitz_lower_bound_pair, min_merit_lower_bound_pair
 from .yahoo import ReplayEnvironment, YahooLikeSimulator
@@ -54,6 +54,8 @@ def _replay(mode: str) -> ReplayEnvironment:
 MAB_POLICIES = {
     "fairx_ucb": lambda k: alg.FairXUCB(MERIT, [0.1, 0.05], k),
     "fairx_ucb_exact": lambda k: alg.FairXUCB(MERIT, [0.1, 0.05], k, solver="exact"),
+    # wide boxes (fairx/02's theory width is about 6): the exact step's vertex changes from round to round
+    "fairx_ucb_exact_wide": lambda k: alg.FairXUCB(MERIT, [6.0, 1.0], k, solver="exact"),
     "fairx_ts": lambda k: alg.FairXTS(MERIT, 1.0, [0.5, 1.0], k),
     "fairx_eg": lambda k: alg.FairXEG(MERIT, [0.0, 0.1], k),
     "ucb": lambda k: alg.UCB([0.1, 0.05], k),
@@ -82,12 +84,12 @@ _MAB_ENVIRONMENTS = [
         "yeast_means",
         lambda: ArmsBandit(YEAST_MEANS),
         14,
-        ("fairx_ucb", "fairx_ucb_exact", "fairx_ts", "fairx_eg", "ucb", "ts"),
+        ("fairx_ucb", "fairx_ucb_exact", "fairx_ucb_exact_wide", "fairx_ts", "fairx_eg", "ucb", "ts"),
     ),
     # fairx/02: the Bayesian check (arm means drawn per run)
     ("prior_arms", lambda: PriorArmsBandit(K), K, ("fairx_ts",)),
     # fairx/04 and fairx/05: a multi-label data set as a bandit
-    ("multilabel", lambda: MultiLabelBandit(LABELS), K, TUNED_MAB + ("eg",)),
+    ("multilabel", lambda: MultiLabelBandit(LABELS), K, TUNED_MAB + ("eg", "fairx_ucb_exact_wide")),
     # fairx/06: replay of a click log over changing pools
     ("replay", lambda: _replay("mab"), 30, TUNED_MAB + ("eg",)),
 ]
@@ -154,6 +156,16 @@ def _entries():
                     ),
                     pair.merit,
                 )
+    # the identity merit shifted by 1 without a floor (AffineMerit's other branch), on Bernoulli arms
+    # (one configuration each, as the merit has one)
+    affine = AffineMerit(1.0)
+    affine_learners = {
+        "fairx_ucb": lambda: alg.FairXUCB(affine, 0.3, K),
+        "fairx_ts": lambda: alg.FairXTS(affine, 0.2, 0.5, K),
+        "fairx_eg": lambda: alg.FairXEG(affine, 0.1, K),
+    }
+    for name, make in affine_learners.items():
+        add(BanditEntry(f"fairx.affine_merit_arms.{name}", lambda: ArmsBandit(MEANS), make, metrics=KEEP), affine)
     # the benchmark cases (formerly benchmarks/bench_fairx.py), same horizons, runs, seed and targets
     bench_merit = ExpMerit(4.0)
     bench = [

@@ -203,7 +203,7 @@ def test_the_kernels_are_chosen_by_exact_type(yahoo_log):
     # a multi-armed policy against the linear replay, and a linear one against the multi-armed replay
     assert _kernel(ReplayEnvironment(yahoo_log, day, "linear"), alg.UCB(0.1, 271)) is None
     assert _kernel(ReplayEnvironment(yahoo_log, day, "mab"), alg.LinTS(1.0, 1.0, 36, 20)) is None
-    # the exact box solver has no kernel, on replay as elsewhere
+    # the exact box solver has no kernel over a replay's pools (it has one elsewhere)
     assert _kernel(ReplayEnvironment(yahoo_log, day, "mab"), alg.FairXUCB(merit, 0.1, 271, "exact")) is None
 
 
