@@ -259,10 +259,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- cite
 def cmd_cite(args: argparse.Namespace) -> int:
-    from .citation import Citation
+    from .citation import Citation, citation_cff
     from .provenance import replaceable_stand_ins
     from .records import RecordError, load_record
 
+    if args.cff:
+        if args.record is not None or args.claim is not None:
+            raise ParameterError("cite --cff: cites the book itself; give no record or --claim with it")
+        print(citation_cff(paths.book_root()), end="")
+        return 0
+    if args.record is None:
+        raise ParameterError("cite: give a record (.json) to cite, or --cff for the book itself")
     path = Path(args.record)
     if not path.exists():
         raise FileNotFoundError(f"cite: {path}: no such record; give a record (.json)")
@@ -479,6 +486,20 @@ def _print_verification(v, rtol: float, max_lines: int) -> None:
     sys.stdout.flush()
 
 
+def _print_claims(v, claim_ids: list[str]) -> None:
+    """The cited claims' verdicts, in the record and in the re-run."""
+    if not claim_ids:
+        return
+    from .records import load_record
+
+    cited = {c["id"]: c["verdict"] for c in load_record(v.record)["claims"]}
+    rerun = {c["id"]: c["verdict"] for c in load_record(v.rerun)["claims"]} if v.rerun else {}
+    where = "the smoke re-run" if v.smoke else "the re-run"
+    for cid in claim_ids:
+        verdict = rerun.get(cid, "not judged")
+        print(f"      claim {cid}: {cited.get(cid)} in the record, {verdict} in {where}", flush=True)
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
@@ -486,11 +507,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ..core.parallel import map_tasks
     from .bounds import check_jobs
     from .records import find_records
-    from .verify import verify_by_path, verify_record
+    from .verify import check_version, find_claim_record, verify_by_path, verify_record
 
     _check_rtol(args.rtol)
     check_jobs(args.jobs, False)
-    targets: list[Path] = []
+    if not args.records and not args.claim:
+        raise ParameterError("verify: give records (.json), folders of records, or --claim ID")
+    claims = {claim_id: find_claim_record(claim_id) for claim_id in args.claim or []}
+    targets: list[Path] = list(dict.fromkeys(claims.values()))
     for given in args.records:
         path = Path(given)
         if path.is_dir():
@@ -502,6 +526,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             targets.append(path)
         else:
             raise ParameterError(f"{path}: no such record or folder; give records (.json) or folders of records")
+    for line in check_version(paths.book_root(), commit=args.commit, tree=args.tree, swhid=args.swhid):
+        print(line, flush=True)
     out = (
         writable_folder(Path(args.out), "--out") if args.out else Path(tempfile.mkdtemp(prefix="causalbandits-verify-"))
     )
@@ -514,6 +540,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 v = verify_record(path, out, rtol=args.rtol, smoke=args.smoke, timeout=args.timeout)
                 failed += not v.ok
                 _print_verification(v, args.rtol, args.max_lines)
+                _print_claims(v, [c for c, p in claims.items() if p == path])
         else:
             print(f"{len(targets)} record(s), {mode}, on {args.jobs} worker processes", flush=True)
             where = dict(out_dir=str(out), rtol=args.rtol, smoke=args.smoke, timeout=args.timeout)
@@ -636,7 +663,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("cite", help="print a citation that pins a record (or one claim of it)")
-    p.add_argument("record", help="path to a record (.json)")
+    p.add_argument("record", nargs="?", help="path to a record (.json)")
+    p.add_argument(
+        "--cff", action="store_true", help="print CITATION.cff pinned to this checkout's commit (the book itself)"
+    )
     p.add_argument("--claim", metavar="ID", help="cite one claim of the record (its id, e.g. primer.ucb1.log_rate)")
     p.add_argument(
         "--format",
@@ -673,7 +703,28 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "verify", help="re-run cited records with their parameters and compare the results (exit 1 if they differ)"
     )
-    p.add_argument("records", nargs="+", help="records (.json) or folders of records")
+    p.add_argument("records", nargs="*", help="records (.json) or folders of records")
+    p.add_argument(
+        "--claim",
+        action="append",
+        metavar="ID",
+        help="verify the committed paper-scale record that holds this claim (as a citation names it); repeatable",
+    )
+    p.add_argument(
+        "--commit",
+        metavar="HEX",
+        help="first check that this checkout is at this commit, files unchanged (exit 2 and nothing run if not)",
+    )
+    p.add_argument(
+        "--tree",
+        metavar="HEX",
+        help="first check that this copy's files have this git tree id (any copy; exit 2 and nothing run if not)",
+    )
+    p.add_argument(
+        "--swhid",
+        metavar="SWHID",
+        help="first check the version a citation names: swh:1:rev:<commit> or swh:1:dir:<tree> (exit 2 if not)",
+    )
     p.add_argument("--out", help="keep the re-runs in this folder (default: a temporary folder, removed)")
     p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance for numbers (0: exact) [%(default)s]")
     p.add_argument(

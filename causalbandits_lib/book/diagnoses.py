@@ -214,7 +214,8 @@ def problems(
                     out.append(f"{where}: evidence {kind} {target!r} must be 'chapter/notebook:name'")
                     continue
                 if kind == "metric":
-                    if key.split(".")[0] not in records[nb].get("metrics", {}):
+                    metrics = records[nb].get("metrics", {})
+                    if key not in metrics and key.split(".")[0] not in metrics:
                         out.append(f"{chapter}: {list(d.claims)}: metric {key!r} is not in the record of {nb}")
                         continue
                     has["metric"] = True

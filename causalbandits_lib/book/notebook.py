@@ -42,6 +42,7 @@ from .diagnoses import diagnosis_for, load_diagnoses, needs_diagnosis
 from .params import NotebookSpec, load_chapter
 from .provenance import git_info, library_fingerprint, package_versions, platform_info, replaceable_stand_ins
 from .records import load_record, to_jsonable, write_record
+from .sensitivity import merge_sensitivity
 
 __all__ = [
     "RECORD_DIR_ENV",
@@ -547,7 +548,7 @@ class NotebookRun:
         path = paths.paper_results_dir() / self.chapter / f"{self.spec.name}.json"
         if not path.is_file():
             return None
-        return PaperResults(load_record(path), path)
+        return PaperResults(merge_sensitivity(load_record(path), path), path)
 
     def show_paper_results(self) -> "PaperResults | None":
         """When this execution is smaller than the paper's scale, show the committed paper-scale

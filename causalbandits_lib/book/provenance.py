@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import subprocess
 import sys
 from importlib import metadata
@@ -26,6 +27,13 @@ __all__ = [
     "stand_ins",
     "replaceable_stand_ins",
     "real_data_available",
+    "SWHID_PATTERN",
+    "swhid",
+    "parse_swhid",
+    "blob_id",
+    "tree_of",
+    "committed_blob",
+    "source_state",
 ]
 
 #: Packages whose versions are pinned in every record.
@@ -73,6 +81,121 @@ def git_info(root: Path) -> dict[str, Any]:
         "status", "--porcelain", "--untracked-files=no", "--", ".", *(f":(exclude){p}" for p in GENERATED_PATHS)
     )
     return {"commit": commit, "dirty": bool(status), "commit_date": git("show", "-s", "--format=%cI", "HEAD")}
+
+
+# ------------------------------------------------------------------ intrinsic identifiers (SWHIDs)
+#: The core Software Heritage identifier: ``swh:1:<kind>:<40 hex>``
+#: (https://docs.softwareheritage.org/devel/swh-model/persistent-identifiers.html). For a git
+#: repository, ``rev`` is the commit id, ``dir`` the id of a tree and ``cnt`` the id of a blob.
+SWHID_PATTERN = re.compile(r"swh:1:(cnt|dir|rev|rel|snp):([0-9a-f]{40})")
+
+
+def swhid(kind: str, object_id: str) -> str:
+    """The SWHID of a git object: ``kind`` is ``rev`` (a commit), ``dir`` (a tree) or ``cnt`` (a blob)."""
+    if kind not in ("cnt", "dir", "rev", "rel", "snp") or not re.fullmatch(r"[0-9a-f]{40}", object_id or ""):
+        raise ValueError(f"no SWHID for {kind!r} {object_id!r}: a kind and a 40-digit hexadecimal id are needed")
+    return f"swh:1:{kind}:{object_id}"
+
+
+def parse_swhid(text: str) -> tuple[str, str]:
+    """``(kind, id)`` of a core SWHID; qualifiers after ``;`` are dropped.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not a SWHID (naming it and the syntax).
+    """
+    core = text.strip().split(";", 1)[0]
+    match = SWHID_PATTERN.fullmatch(core)
+    if match is None:
+        raise ValueError(f"{text!r} is not a SWHID: expected swh:1:<cnt|dir|rev|rel|snp>:<40 hexadecimal digits>")
+    return match.group(1), match.group(2)
+
+
+def blob_id(data: bytes) -> str:
+    """The git blob id (``swh:1:cnt``) of a file's bytes: SHA-1 of ``blob <size>\\0`` and the bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, timeout=120, env=None if env is None else env
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _is_work_tree_root(root: Path) -> bool:
+    top = _git(root, "rev-parse", "--show-toplevel")
+    return top is not None and Path(top).resolve() == Path(root).resolve()
+
+
+def tree_of(commit: str | None, root: Path) -> str | None:
+    """The tree id of ``commit`` in the repository at ``root``, or ``None`` when it is not there."""
+    if not commit or not _is_work_tree_root(root):
+        return None
+    return _git(root, "rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}")
+
+
+def committed_blob(commit: str | None, path: str, root: Path) -> str | None:
+    """The blob id of ``path`` (relative to ``root``) in ``commit``, or ``None``."""
+    if not commit or not _is_work_tree_root(root):
+        return None
+    return _git(root, "rev-parse", "--verify", "--quiet", f"{commit}:{path}")
+
+
+def source_state(root: Path, tree: bool = True) -> dict[str, Any]:
+    """What the source at ``root`` is, by its intrinsic identifiers.
+
+    ``git``: whether ``root`` is the top of a git work tree; ``commit``: its ``HEAD`` (``None``
+    outside git); ``changes``: the paths that differ from ``HEAD`` (modified tracked files and
+    untracked files that are not ignored; empty when clean); ``tree``: the git tree id of the files
+    as they are (``HEAD``'s tree when clean; in a copy without git, e.g. an unpacked source archive,
+    the tree of every file its ``.gitignore`` files do not ignore), ``None`` when git is missing or
+    ``tree`` is false.
+    """
+    root = Path(root)
+    if _is_work_tree_root(root):
+        commit = _git(root, "rev-parse", "HEAD")
+        status = _git(root, "status", "--porcelain", "--untracked-files=normal")
+        changes = [line[3:] for line in (status or "").splitlines() if line.strip()]
+        if status is None or not tree:
+            tree_id = None
+        elif not changes:
+            tree_id = tree_of(commit, root)
+        else:
+            tree_id = _temporary_index_tree(root, seed_index=True)
+        return {"git": True, "commit": commit, "tree": tree_id, "changes": changes}
+    tree_id = _temporary_index_tree(root, seed_index=False) if tree else None
+    return {"git": False, "commit": None, "tree": tree_id, "changes": []}
+
+
+def _temporary_index_tree(root: Path, seed_index: bool) -> str | None:
+    """The tree id of the files at ``root`` as they are, written through a temporary index (the
+    repository's own index and history are left alone). In a repository, tracked and untracked
+    files that are not ignored count; in a plain folder, every file its ``.gitignore`` files keep."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="causalbandits-tree-") as tmp:
+        env = dict(os.environ)
+        env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
+        config = ["-c", "core.excludesFile=/dev/null", "-c", "core.autocrlf=false", "-c", "core.fileMode=true"]
+        if seed_index:
+            index = _git(root, "rev-parse", "--git-path", "index")
+            if index is not None and (Path(root) / index).is_file():
+                shutil.copyfile(Path(root) / index, env["GIT_INDEX_FILE"])
+        else:
+            git_dir = str(Path(tmp) / "git")
+            if _git(Path(tmp), "init", "--quiet", "--bare", git_dir) is None:
+                return None
+            env["GIT_DIR"], env["GIT_WORK_TREE"] = git_dir, str(Path(root).resolve())
+            config += ["-c", "core.bare=false"]
+        if _git(root, *config, "add", "--all", "--", ".", env=env) is None:
+            return None
+        return _git(root, *config, "write-tree", env=env)
 
 
 def package_versions(packages: Iterable[str] = PINNED_PACKAGES) -> dict[str, str | None]:

@@ -20,6 +20,7 @@ from .diagnoses import CAUSES, needs_diagnosis
 from .params import ChapterSpec
 from .provenance import replaceable_stand_ins
 from .records import RecordError, atomic_write_text, load_record
+from .sensitivity import merge_sensitivity
 
 __all__ = [
     "render_reproducibility",
@@ -179,43 +180,6 @@ LEGEND = (
 )
 
 
-def _with_sensitivity(rec: dict[str, Any], path: Path) -> dict[str, Any]:
-    """The record's claims with the verdict moves of its sensitivity record, when there is one
-    (``results/sensitivity/<chapter>/<notebook>.json`` beside ``results/paper``).
-
-    A sensitivity record at the paper profile is paper-scale evidence: its moves join the claim's
-    ``sensitive_to``. One at a smaller profile is not evidence about a paper-scale verdict: its
-    moves are kept apart (``sensitive_at_profile``) and said as what they are, the choice's
-    verdicts against our choice's verdict at that profile, both from runs of that size."""
-    from .sensitivity import load_sensitivity, sensitivity_beside
-
-    sens_path = sensitivity_beside(path)
-    if not sens_path.is_file():
-        return rec
-    sens = load_sensitivity(sens_path)
-    profile = sens["profile"]
-    claims = []
-    for c in rec["claims"]:
-        moves = sens["sensitive_to"].get(c["id"])
-        if moves:
-            c = dict(c)
-            text = "; ".join(
-                f"{knob}: " + ", ".join(f"{v} → {verdict}" for v, verdict in by_value.items())
-                for knob, by_value in moves.items()
-            )
-            if profile == rec.get("profile"):
-                c["sensitive_to"] = {**(c.get("sensitive_to") or {}), **moves}
-                c["reason"] = f"{c['reason']}; depends on our choice of {text}"
-            else:
-                c["sensitive_at_profile"] = {"profile": profile, "moves": moves}
-                c["reason"] = (
-                    f"{c['reason']}; an open choice moves this claim at the {profile} profile, both verdicts from "
-                    f"runs of that size ({text}); not measured at the paper's scale"
-                )
-        claims.append(c)
-    return {**rec, "claims": claims}
-
-
 def _load_paper_record(path: Path) -> dict[str, Any]:
     try:
         rec = load_record(path)
@@ -233,7 +197,7 @@ def _load_paper_record(path: Path) -> dict[str, Any]:
             f"{', '.join(missing)}, not the real data; put the data in place (CAUSALBANDITS_DATA_DIR) and re-run "
             "make reproduce"
         )
-    return _with_sensitivity(rec, path)
+    return merge_sensitivity(rec, path)
 
 
 def _chapter_records(ch: ChapterSpec, results_dir: Path) -> tuple[list[tuple[Any, dict[str, Any]]], list[Any]]:

@@ -4,7 +4,10 @@ When an HTML build finishes, every committed paper-scale record is copied to
 ``_downloads/records/<chapter>/<notebook>.json`` and every executed notebook to
 ``_downloads/notebooks/<chapter>/<notebook>.ipynb`` inside the built site, so that the links each
 notebook page shows (:meth:`causalbandits_lib.book.notebook.NotebookRun.finish`) resolve, offline
-too. Registered in ``_config.yml`` (``sphinx.config.extensions``).
+too. When the build starts it also sets what the site says about its source
+(:func:`causalbandits_lib.book.citation.site_config`): the repository button only when an address
+is configured, and a banner when the tree is dirty (then ``make book`` ships no source archive).
+Registered in ``_config.yml`` (``sphinx.config.extensions``).
 """
 
 from __future__ import annotations
@@ -58,5 +61,8 @@ def copy_downloads(app, exception) -> None:
 
 
 def setup(app):
+    from .citation import site_config
+
+    app.connect("config-inited", site_config)
     app.connect("build-finished", copy_downloads)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

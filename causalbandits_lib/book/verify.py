@@ -11,12 +11,22 @@ checks only that the notebook still runs and that it judges every claim the reco
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .records import compare_results, load_record, results_hash, results_view
+from .params import ParameterError
+from .records import compare_results, find_records, load_record, results_hash, results_view
 
-__all__ = ["Verification", "verify_record", "verify_by_path", "compare_data", "run_summary"]
+__all__ = [
+    "Verification",
+    "verify_record",
+    "verify_by_path",
+    "compare_data",
+    "run_summary",
+    "find_claim_record",
+    "check_version",
+]
 
 
 @dataclass
@@ -109,6 +119,123 @@ def verify_record(
 def verify_by_path(path: str, out_dir: str, rtol: float, smoke: bool, timeout: int | None) -> Verification:
     """:func:`verify_record` for a worker process of ``causalbandits verify --jobs``."""
     return verify_record(Path(path), Path(out_dir), rtol=rtol, smoke=smoke, timeout=timeout)
+
+
+def find_claim_record(claim_id: str, results: Path | None = None) -> Path:
+    """The committed paper-scale record (under ``results``, default ``results/paper``) that holds
+    the claim ``claim_id``, as a citation names it (``fucb.fig2b.ucb_c_d_order``).
+
+    Raises
+    ------
+    ParameterError
+        If no record, or more than one, holds it (naming the claim and the folder).
+    """
+    import json
+
+    from . import paths
+
+    folder = Path(results) if results is not None else paths.paper_results_dir()
+    chapter = claim_id.split(".", 1)[0]
+    found = []
+    for path in sorted(find_records(folder), key=lambda p: (p.parent.name != chapter, p.as_posix())):
+        try:
+            claims = json.loads(path.read_text(encoding="utf-8")).get("claims") or []
+        except (OSError, ValueError, AttributeError):
+            continue
+        if any(isinstance(c, dict) and c.get("id") == claim_id for c in claims):
+            found.append(path)
+    if not found:
+        raise ParameterError(
+            f"--claim {claim_id!r}: no record under {folder} holds this claim; give the cited record's path instead"
+        )
+    if len(found) > 1:
+        raise ParameterError(f"--claim {claim_id!r}: held by {len(found)} records ({', '.join(map(str, found))})")
+    return found[0]
+
+
+def _version_words(kind: str, object_id: str | None) -> str:
+    from .provenance import swhid
+
+    if object_id is None:
+        return f"{'commit' if kind == 'rev' else 'tree'} unknown"
+    try:
+        return swhid(kind, object_id)
+    except ValueError:
+        return object_id
+
+
+def check_version(
+    root: Path, commit: str | None = None, tree: str | None = None, swhid: str | None = None
+) -> list[str]:
+    """Check, before anything runs, that the source at ``root`` is the version a citation names:
+    its commit (``commit``, or ``swhid`` ``swh:1:rev:...``; the files must also be unchanged) or the
+    tree of its files (``tree``, or ``swhid`` ``swh:1:dir:...``; any copy, an unpacked source
+    archive included). Returns the lines that say what matched (none when nothing was asked).
+
+    Raises
+    ------
+    ParameterError
+        One line naming both identifiers when the source is another version, or saying why the
+        check cannot be made (exit code 2: nothing runs).
+    """
+    from .provenance import parse_swhid, source_state, tree_of
+
+    wanted: list[tuple[str, str, str]] = []  # (kind, id, option)
+    for option, kind, value in (("--commit", "rev", commit), ("--tree", "dir", tree)):
+        if value is not None:
+            value = value.strip().lower()
+            if not re.fullmatch(r"[0-9a-f]{7,40}", value):
+                raise ParameterError(f"{option} {value!r}: expected 7 to 40 hexadecimal digits, as the citation prints")
+            wanted.append((kind, value, option))
+    if swhid is not None:
+        try:
+            kind, value = parse_swhid(swhid)
+        except ValueError as exc:
+            raise ParameterError(f"--swhid: {exc}")
+        if kind not in ("rev", "dir"):
+            raise ParameterError(
+                f"--swhid {swhid}: a swh:1:{kind} names no version of the source; give swh:1:rev or swh:1:dir"
+            )
+        wanted.append((kind, value, "--swhid"))
+    if not wanted:
+        return []
+    state = source_state(root)
+    if state["tree"] is None:
+        raise ParameterError(f"{root}: this copy's tree id cannot be computed (is git installed?); nothing was run")
+    here_tree = _version_words("dir", state["tree"])
+    lines = []
+    for kind, value, option in wanted:
+        if kind == "dir":
+            if not state["tree"].startswith(value):
+                raise ParameterError(
+                    f"this copy is another version: its tree is {here_tree}, the citation's is "
+                    f"{_version_words('dir', value)} ({option}); nothing was run"
+                )
+            lines.append(f"this copy's tree is {here_tree}: the version the citation names")
+            continue
+        if state["commit"] is None:
+            raise ParameterError(
+                f"{option} {value}: this copy is not a git checkout, so its commit is unknown; check its files with "
+                f"--tree or --swhid swh:1:dir:... (the citation and the book's SOURCE.txt print it); nothing was run"
+            )
+        cited_tree = tree_of(value, root)
+        if state["commit"].startswith(value) and not state["changes"]:
+            lines.append(f"this checkout is at commit {state['commit']}: the version the citation names")
+        elif cited_tree is not None and cited_tree == state["tree"]:
+            lines.append(
+                f"this checkout's files have the tree of commit {value} ({here_tree}): the version the citation names"
+            )
+        elif state["commit"].startswith(value):
+            raise ParameterError(
+                f"this checkout is at {_version_words('rev', state['commit'])} with uncommitted changes: its tree is "
+                f"{here_tree}, the commit's is {_version_words('dir', cited_tree)} ({option}); nothing was run"
+            )
+        else:
+            raise ParameterError(
+                f"this checkout is another version: its commit is {_version_words('rev', state['commit'])}, "
+                f"the citation's is {_version_words('rev', value)} ({option}); nothing was run"
+            )
+    return lines
 
 
 def run_summary(record_path: Path) -> list[str]:

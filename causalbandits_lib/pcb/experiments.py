@@ -19,7 +19,8 @@
   algorithms' per-run final regrets; the algorithms share contexts and rewards run by run),
   :func:`all_lower` (one algorithm below several) and :func:`combine_parts` (one claim made of
   several checks); :func:`regret_bound_verdict` (a regret bound tested only at the horizons where
-  it is below the trivial ``Δmax·t``).
+  it is below the trivial ``Δmax·t``) and :func:`interval_bound_verdict` (intervals on
+  probabilities tested only in the cells where they are narrower than half of ``[0, 1]``).
 
 Every run ``i`` uses the prior information of offline data set ``i`` (the priors carry a leading
 axis over global run indices), so a run gets the same numbers alone or among others.
@@ -61,6 +62,7 @@ __all__ = [
     "eliminated_arm_pulls",
     "all_lower",
     "regret_bound_verdict",
+    "interval_bound_verdict",
     "contexts_seen",
     "pulled_arms",
     "eliminated_pair_pulls",
@@ -423,4 +425,22 @@ def regret_bound_verdict(
     )
     return checks.check_bound_curve(
         t, mean, np.asarray(bound(t.astype(float)), float), gap_max * t, what, informative_from=informative_from
+    )
+
+
+def interval_bound_verdict(lower, upper, effect, what: str) -> Verdict:
+    """Intervals ``[lower, upper]`` on probabilities claimed to contain ``effect``, cell by cell,
+    tested only where informative: ``[0, 1]`` contains every probability without any theorem, so a
+    cell counts only when its interval is narrower than half of ``[0, 1]`` (the book's rule for
+    bounds, :data:`~causalbandits_lib.core.checks.INFORMATIVE_BELOW`). Containment is written as a
+    bound, ``|effect - midpoint| <= half-width`` against the trivial half-width 0.5, and judged by
+    :func:`~causalbandits_lib.core.checks.check_bound_curve` over the cells (numbered from 1 in
+    the order of the flattened arrays): not testable (vacuous) when no cell is informative, not
+    reproduced when an informative interval misses its effect."""
+    lo, hi, eff = (np.asarray(v, dtype=float).ravel() for v in (lower, upper, effect))
+    if not (lo.shape == hi.shape == eff.shape) or lo.size == 0:
+        raise ValueError("interval_bound_verdict: lower, upper and effect must have one size")
+    cells = np.arange(1, lo.size + 1, dtype=float)
+    return checks.check_bound_curve(
+        cells, np.abs(eff - (lo + hi) / 2), (hi - lo) / 2, np.full(lo.size, 0.5), what, points="cells", x="cell"
     )

@@ -93,3 +93,26 @@ def test_page_marks_and_counts_choice_dependent_verdicts(record_dir, tmp_path, p
     sens.write_text("{}")
     with pytest.raises(records.RecordError, match="lacks key 'notebook'"):
         render_reproducibility(chapters, paper, tmp_path)
+
+
+def test_a_sensitivity_record_as_large_as_the_paper_record_is_paper_scale_evidence(record_dir, tmp_path):
+    """Named "book" but run with the record's own parameter values (a notebook whose book profile
+    is its paper profile): its moves qualify the paper-scale verdict."""
+    from causalbandits_lib.book.notebook import find_notebook_spec
+
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    nb.claim("primer.a.y", "s", checks.check_at_most(1, 2), kind="experiment")
+    rec = nb.record()
+    rec["profile"] = "paper"
+    spec = find_notebook_spec("primer/01_bandits_and_regret")
+    rec["parameters"] = {k: records.to_jsonable(p.default("book")) for k, p in spec.all_parameters().items()}
+    paper = tmp_path / "results" / "paper"
+    records.write_record(rec, paper / "primer" / "01_bandits_and_regret.json")
+    sens = tmp_path / "results" / "sensitivity" / "primer" / "01_bandits_and_regret.json"
+    sens.parent.mkdir(parents=True)
+    moves = {"primer.a.y": {"arm_means": {"[0.7]": "reproduced", "[0.9]": "not reproduced"}}}
+    body = {"notebook": "x", "profile": "book", "baseline": {}, "alternatives": {}, "sensitive_to": moves}
+    sens.write_text(json.dumps(body))
+    page = render_reproducibility({"primer": load_chapter(PRIMER)}, paper, tmp_path)
+    row = next(line for line in page.splitlines() if "`primer.a.y`" in line)
+    assert "experiment (choice-dependent)" in row and "depends on our choice of arm_means" in row

@@ -229,3 +229,22 @@ def test_alpha_lambda_study_and_bias_study_shapes(table2, truth, priors):
     ref5 = X.figure4(pc, truth, f, p5, 200, 0, N_RUNS, 1.0, 1.0, one_weight=False)
     assert np.array_equal(bias["table2"]["LinUCB-PCB"], ref5["LinUCB-PCB"].final())
     assert np.array_equal(bias["table2"]["LinUCB"], ref5["LinUCB"].final())
+
+
+def test_interval_bound_verdict_vacuous_holds_and_fails():
+    eff = np.array([0.3, 0.6, 0.45])
+    # [0, 1] in every cell: contains everything, says nothing -> not testable (vacuous)
+    v = X.interval_bound_verdict(np.zeros(3), np.ones(3), eff, "effect")
+    assert v.verdict == "not testable here" and "vacuous" in v.reason
+    # narrow intervals around the effect: tested and held
+    v = X.interval_bound_verdict(eff - 0.05, eff + 0.05, eff, "effect")
+    assert v.verdict == "reproduced" and v.details["informative_points"] == 3
+    # one narrow interval that misses its effect fails the claim, the [0, 1] cells do not count
+    lo, hi = np.array([0.0, 0.7, 0.0]), np.array([1.0, 0.8, 1.0])
+    v = X.interval_bound_verdict(lo, hi, eff, "effect")
+    assert v.verdict == "not reproduced" and v.details["informative_points"] == 1
+    # width exactly half of [0, 1] is not informative (strictly below half)
+    v = X.interval_bound_verdict(np.full(3, 0.25), np.full(3, 0.75), eff, "effect")
+    assert v.verdict == "not testable here"
+    with pytest.raises(ValueError):
+        X.interval_bound_verdict(np.zeros(2), np.ones(3), eff, "effect")
