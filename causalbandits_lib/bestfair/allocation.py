@@ -255,6 +255,15 @@ class AllocationLP:
         h.run()
         status = h.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
+            # On badly scaled matrices (weights near 1e-38 in the binomial variants) the solve
+            # without presolve can stop without a status; retry once, cold, with presolve (the
+            # answer of a solve that succeeds at once is unchanged)
+            h.clearSolver()
+            h.setOptionValue("presolve", "on")
+            h.run()
+            h.setOptionValue("presolve", "off")
+            status = h.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError(
                 f"the allocation LP ended with status {h.modelStatusToString(status)!r} "
                 f"(R={np.flatnonzero(mask).tolist()}, B={budget})"

@@ -31,6 +31,7 @@ __all__ = [
     "theorem2_informative_horizon",
     "lemma4_table",
     "lemma8_integer_ratio",
+    "lemma8_rounding_guarantee",
     "safe_event_survival",
     "theorem7_interval",
     "lemma9_bound",
@@ -318,25 +319,8 @@ def lemma8_integer_ratio(
     -------
     float ndarray, shape (n, P): NaN where the run made no pull in the phase (it had ended).
     """
-    alloc = np.asarray(allocation, dtype=float)
-    rem = np.asarray(remaining, dtype=bool)
-    n, P = alloc.shape[:2]
-    if alloc.shape[2:] != (3, problem.n_arms) or rem.shape != (n, P + 1, problem.n_arms):
-        raise ValueError(
-            f"allocation {alloc.shape} and remaining {rem.shape} do not match (n, P, 3, K) and (n, P + 1, K)"
-        )
-    W = problem.allocation_matrices
-    out = np.full((n, P), np.nan)
-    for i in range(n):
-        for p in range(P):
-            tau = alloc[i, p].sum()
-            if tau == 0:
-                continue
-            R = rem[i, p]
-            eff = np.stack([W[b] @ alloc[i, p, b] for b in range(3)])[:, R] / tau
-            _, v_star = lp.solve(R, budget, ALL_BLOCKS)
-            out[i, p] = float(eff.min()) / v_star
-    return out
+    g = lemma8_rounding_guarantee(problem, allocation, remaining, lp, budget)
+    return g["achieved"] / g["v_star"]
 
 
 def safe_event_survival(problem: FairArmsProblem, tolerance: float, result: Any) -> dict[str, np.ndarray]:
@@ -456,3 +440,47 @@ def conditional_failure(safe: np.ndarray, active: np.ndarray) -> tuple[np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.where(n > 0, (cond & ~safe).sum(axis=0) / np.maximum(n, 1), np.nan)
     return frac, n
+
+
+def lemma8_rounding_guarantee(
+    problem: FairArmsProblem, allocation: np.ndarray, remaining: np.ndarray, lp: AllocationLP, budget: float
+) -> dict[str, np.ndarray]:
+    """Lemma 8 with whole pulls: what the pulls achieved against what rounding ``τ ν*`` guarantees.
+
+    For every run and phase with pulls: ``achieved = min_{k∈R} min_b [W_b n_b]_k / τ`` (the smallest
+    effective sample fraction of the integer pulls ``n``) and ``guaranteed = min_{k∈R} min_b
+    Σ_j W_b[k, j] max(τ ν*_bj − 1, 0) / τ``, with ``ν*`` ALLOCATE's solution for that remaining set:
+    any rounding that gives each entry at least ``⌊τ ν*_bj⌋`` pulls (largest remainders does)
+    achieves at least ``guaranteed``, and ``guaranteed → v*`` as ``τ`` grows. ``achieved <
+    guaranteed`` would mean the pulls did not follow ALLOCATE's solution. Also ``v_star``.
+
+    Returns
+    -------
+    dict of float arrays ``achieved``, ``guaranteed``, ``v_star``, each shape (n, P), NaN where the
+    run made no pull in the phase.
+    """
+    alloc = np.asarray(allocation, dtype=float)
+    rem = np.asarray(remaining, dtype=bool)
+    n, P = alloc.shape[:2]
+    if alloc.shape[2:] != (3, problem.n_arms) or rem.shape != (n, P + 1, problem.n_arms):
+        raise ValueError(
+            f"allocation {alloc.shape} and remaining {rem.shape} do not match (n, P, 3, K) and (n, P + 1, K)"
+        )
+    W = problem.allocation_matrices
+    out = {k: np.full((n, P), np.nan) for k in ("achieved", "guaranteed", "v_star")}
+    for i in range(n):
+        for p in range(P):
+            tau = alloc[i, p].sum()
+            if tau == 0:
+                continue
+            R = rem[i, p]
+            nu, v_star = lp.solve(R, budget, ALL_BLOCKS)
+            nu = np.where(nu < 1e-9, 0.0, nu)
+            nu = nu / nu.sum()
+            floor_bound = np.maximum(tau * nu - 1.0, 0.0)
+            eff = np.stack([W[b] @ alloc[i, p, b] for b in range(3)])[:, R] / tau
+            low = np.stack([W[b] @ floor_bound[b] for b in range(3)])[:, R] / tau
+            out["achieved"][i, p] = float(eff.min())
+            out["guaranteed"][i, p] = float(low.min())
+            out["v_star"][i, p] = v_star
+    return out

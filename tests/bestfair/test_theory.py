@@ -154,3 +154,28 @@ def test_conditional_failure_and_lemma9_bound():
     np.testing.assert_allclose(frac, [1 / 3, 1 / 2, 1.0])
     b = lemma9_bound(easy_problem(), 5000, config=AlgorithmConfig(budget=1.0))
     assert b.ndim == 1 and np.all(b > 0) and np.all(b <= 6 * 4)
+
+
+def test_lemma8_rounding_guarantee_holds_for_largest_remainders_and_fails_for_a_starved_entry():
+    from causalbandits_lib.bestfair.allocation import ALL_BLOCKS, AllocationLP, round_allocation
+    from causalbandits_lib.bestfair.theory import lemma8_rounding_guarantee
+
+    from .problems import easy_problem
+
+    prob = easy_problem()
+    lp = AllocationLP(prob.allocation_matrices, prob.costs)
+    R = np.ones(prob.n_arms, dtype=bool)
+    nu, v_star = lp.solve(R, 1.0, ALL_BLOCKS)
+    tau = 37  # few pulls: the rounding loss is visible
+    rounded = round_allocation(nu, tau).astype(float)
+    starved = rounded.copy()
+    b, k = np.unravel_index(np.argmax(nu), nu.shape)  # move the largest entry's pulls to another kind
+    starved[(b + 1) % 3, k] += starved[b, k]
+    starved[b, k] = 0.0
+    alloc = np.stack([rounded, starved])[:, None]  # (2 runs, 1 phase, 3, K)
+    remaining = np.ones((2, 2, prob.n_arms), dtype=bool)
+    g = lemma8_rounding_guarantee(prob, alloc, remaining, lp, 1.0)
+    assert np.allclose(g["v_star"], v_star)
+    assert 0.0 <= g["guaranteed"][0, 0] <= v_star
+    assert g["achieved"][0, 0] >= g["guaranteed"][0, 0] - 1e-12
+    assert g["achieved"][1, 0] < g["guaranteed"][1, 0]

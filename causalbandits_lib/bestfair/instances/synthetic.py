@@ -15,12 +15,27 @@ with exactly those properties, by construction rather than by rejection:
 
 - the contexts are split into *fairness contexts*, where ``P(x|s) ≠ P(x|s')``, and *neutral
   contexts*, where the two agree; ``ζ_k`` depends only on ``q_k`` on the fairness contexts and
-  is set there, ``μ_k`` is then set on the neutral ones (two monotone one-dimensional solves);
-- a *high* outcome divergence ``M_k1`` comes from "spike" neutral contexts where the cheap arm has
-  ``q = 0.01`` and the other arms do not (importance ratios of 10-50); a *high* fairness
-  divergence ``D_k1`` from two "hot" fairness contexts where ``P(x|s)/P(x|s')`` is about 20 or
-  1/20;
-- every target (means, gaps, counts, bands) is checked exactly on the finished instance.
+  ``μ_k`` on all of them. Both are linear in ``q_k``, so each arm's targets are met by exact
+  solves of monotone piecewise-linear equations (a shift along ``sign(P(x|s) − P(x|s'))`` on the
+  mild fairness contexts for ``ζ``; a common shift on the plain neutral contexts for ``μ``), all
+  arms at once;
+- every arm other than the cheap arm stays within a ratio cap of the cheap arm at each context
+  (importance ratios at most 9, and ``ratio·|P(x|s)/P(x|s') − 1|`` at most 9, or 40 with high
+  ``D``), which puts ``M_k1`` and ``D_k1`` inside the low bands by construction;
+- a *high* outcome divergence ``M_k1`` comes from two "spike" neutral contexts where the cheap arm
+  has ``q = 0.01`` and arm ``k`` a level solved (Lambert's W, then Newton) to put ``M_k1`` at a
+  target drawn log-uniformly in ``(1.15·low, 0.85·high)``; a *high* fairness divergence ``D_k1``
+  from two "hot" fairness contexts of equal base mass where ``P(x|s)/P(x|s')`` is 19 or 1/19 and
+  every arm equals the cheap arm;
+- a draw (contexts, targets, arms) whose targets lie outside what these solves can reach is
+  infeasible for the construction, and the next draw is taken, without a cap on the number of
+  draws (:func:`synthetic_parameters`; over 1,000 seeds per setting at most 16 draws are needed,
+  ``tests/bestfair/test_generators.py``); the finished instance is checked exactly.
+
+Relation to the paper: the targets (30 arms, 20 contexts, one cheap arm, a unique best fair arm,
+the numbers of infeasible arms, the gaps and the divergence bands) are the paper's or our reading
+of them, drawn as before; only the way ``q`` is built to meet them is ours. In the ``no_fair_arm``
+setting (ours; the paper has none) every arm violates the tolerance on the same side.
 
 All of this is our construction, stated on the book's pages as our choice.
 """
@@ -31,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import lambertw, logsumexp
 from scipy.stats import binom
 
 from ...core.scm import DiscreteSCM
@@ -42,6 +57,7 @@ __all__ = [
     "SETTINGS",
     "SyntheticInstance",
     "synthetic_instance",
+    "synthetic_parameters",
     "bernoulli_context_problem",
     "binomial_variant",
     "bernoulli_context_scm",
@@ -339,7 +355,12 @@ class SyntheticInstance:
 
 
 class _Contexts:
-    """``P(X|s)``, ``P(X|s')`` and the roles of the contexts."""
+    """``P(X|s)``, ``P(X|s')`` and the roles of the contexts.
+
+    The two hot contexts (high ``D``) share one base mass, so their contrasts ``±0.9`` cancel and the
+    mild contexts of the heavier sign only ever shrink when balanced: every ``|t| ≤ 0.9`` by
+    construction.
+    """
 
     def __init__(self, setting: SyntheticSetting, rng: np.random.Generator):
         m, mf = setting.n_contexts, setting.n_fairness_contexts
@@ -348,20 +369,21 @@ class _Contexts:
         self.neutral_ctx = np.arange(mf, m)
         self.hot = np.array([0, 1]) if setting.high_d else np.array([], dtype=np.int64)
         self.spikes = self.neutral_ctx[:2] if setting.high_m else np.array([], dtype=np.int64)
+        if setting.high_d:
+            base[self.hot] = base[self.hot].mean()
         t = np.zeros(m)
         signs = np.where(np.arange(mf) % 2 == 0, 1.0, -1.0)
         t[:mf] = signs * rng.uniform(0.4, 0.6, size=mf)
         if setting.high_d:
             t[self.hot] = [0.9, -0.9]
-        # balance Σ base·t = 0 on the fairness contexts (so both P(X|s) and P(X|s') sum to one)
-        # by scaling the mild contexts of the heavier sign
+        # balance Σ base·t = 0 on the fairness contexts (so both P(X|s) and P(X|s') sum to one) by
+        # scaling the mild contexts of the heavier sign by a factor in (0, 1]
         mild = np.setdiff1d(self.fair_ctx, self.hot)
         total = float(base @ t)
         if total != 0.0:
             side = mild[np.sign(t[mild]) == np.sign(total)]
             t[side] *= 1.0 - total / float(base[side] @ t[side])
-        if np.any(np.abs(t) >= 0.95):
-            raise RuntimeError("context contrasts could not be balanced")
+        self.base, self.t = base, t
         self.p_x_s = base * (1 + t)
         self.p_x_sp = base * (1 - t)
         self.p_x = setting.p_s * self.p_x_s + (1 - setting.p_s) * self.p_x_sp
@@ -371,6 +393,10 @@ class _Contexts:
         self.adjust_zeta = np.setdiff1d(self.fair_ctx, self.hot)
         self.adjust_mu = np.setdiff1d(self.neutral_ctx, self.spikes)
         self.noise = 2 * setting.p_noise - 1
+        # the largest importance ratio an arm may have against the cheap arm at each context: the
+        # weights |w| = ratio · |ρ − 1| stay below W (9, or 40 with high D) and the ratios below 9
+        w_cap = 40.0 if setting.high_d else 9.0
+        self.ratio_cap = np.minimum(9.0, w_cap / np.maximum(np.maximum(self.rho_m1, self.rho_rev_m1), 1e-300))
 
 
 def _mu(ctx: _Contexts, q: np.ndarray) -> np.ndarray:
@@ -396,57 +422,33 @@ def _divergences_to(ctx: _Contexts, q: np.ndarray, q1: np.ndarray) -> np.ndarray
     return np.stack([M, D(ctx.rho_m1, ctx.p_x_s, ctx.p_x_sp), D(ctx.rho_rev_m1, ctx.p_x_sp, ctx.p_x_s)])
 
 
-def _solve_shift(f, target: float, lo: float = -1.0, hi: float = 1.0) -> float | None:
-    """The shift ``x`` in ``[lo, hi]`` with ``f(x) = target`` for a non-decreasing ``f`` (bisection),
-    or None if the target is out of reach."""
-    flo, fhi = f(lo), f(hi)
-    if not flo - 1e-12 <= target <= fhi + 1e-12:
-        return None
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if f(mid) < target:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-15:
-            break
-    return 0.5 * (lo + hi)
-
-
-def _fit_arm(ctx: _Contexts, q0: np.ndarray, mu: float, zeta: float) -> np.ndarray | None:
-    """Shift ``q0`` on the adjustable fairness contexts (along ``sign(d)``) to reach ``ζ``, then
-    on the adjustable neutral contexts to reach ``μ``; None if out of reach."""
-    q = q0.copy()
-    az, am = ctx.adjust_zeta, ctx.adjust_mu
-    sgn = np.sign(ctx.d[az])
-
-    def with_z(lam):
-        out = q.copy()
-        out[az] = np.clip(q0[az] + lam * sgn, Q_MIN, Q_MAX)
-        return out
-
-    lam = _solve_shift(lambda a: float(_zeta(ctx, with_z(a))), zeta)
-    if lam is None:
-        return None
-    q = with_z(lam)
-
-    def with_m(g):
-        out = q.copy()
-        out[am] = np.clip(q[am] + g, Q_MIN, Q_MAX)
-        return out
-
-    gam = _solve_shift(lambda g: float(_mu(ctx, with_m(g))), mu)
-    if gam is None:
-        return None
-    return with_m(gam)
+def _solve_clipped_shift(a, lo, hi, direction, weight, target):
+    """Exactly solve ``Σ_x weight_x · clip(a_x + γ·direction_x, lo_x, hi_x) = target`` for ``γ``, row
+    by row (rows are arms; ``weight · direction ≥ 0``, so the left side is piecewise linear and
+    non-decreasing in ``γ``). Returns the shifted rows, shape like ``a``, and a boolean per row:
+    False where the target lies outside the left side's range (no shift reaches it)."""
+    a, lo, hi = (np.asarray(v, float) for v in (a, lo, hi))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bp = np.concatenate([(lo - a) / direction, (hi - a) / direction], axis=1)  # (n, 2c)
+    bp = np.sort(bp, axis=1)
+    vals = np.clip(a[:, None, :] + bp[:, :, None] * direction, lo[:, None, :], hi[:, None, :]) @ weight  # (n, 2c)
+    target = np.asarray(target, float)
+    ok = (vals[:, 0] <= target) & (target <= vals[:, -1])
+    idx = np.clip(np.sum(vals < target[:, None], axis=1), 1, bp.shape[1] - 1)
+    rows = np.arange(a.shape[0])
+    g0, g1, v0, v1 = bp[rows, idx - 1], bp[rows, idx], vals[rows, idx - 1], vals[rows, idx]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gamma = np.where(v1 > v0, g0 + (target - v0) * (g1 - g0) / (v1 - v0), g0)
+    gamma = np.where(ok, gamma, 0.0)
+    return np.clip(a + gamma[:, None] * direction, lo, hi), ok
 
 
 def _targets(setting: SyntheticSetting, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
     """Target means and fairness gaps: the cheap arm is index 0; ``k*`` a random other arm."""
     K, tol, g_f = setting.n_arms, setting.tolerance, setting.fairness_gap
-    if setting.n_infeasible == K:  # no fair arm at all
+    if setting.n_infeasible == K:  # no fair arm at all: every arm violates 𝓔 on the same side
         mu = setting.best_mean - rng.uniform(0.0, setting.mean_spread, K)
-        zeta = (tol + g_f + rng.uniform(0.0, setting.zeta_spread, K)) * rng.choice([-1.0, 1.0], K)
+        zeta = (tol + g_f + rng.uniform(0.0, setting.zeta_spread, K)) * rng.choice([-1.0, 1.0])
         zeta[rng.integers(K)] = np.sign(zeta[0]) * (tol + g_f)
         return mu, zeta, -1
     best = int(rng.integers(1, K))
@@ -479,91 +481,148 @@ def _targets(setting: SyntheticSetting, rng: np.random.Generator) -> tuple[np.nd
     return mu, zeta, best
 
 
-def _spike_arm(ctx, setting, q_base, q1, mu, zeta, rng) -> np.ndarray | None:
-    """An arm whose ``M_k1`` lands in a high band: set its ``q`` at the spike contexts (where the
-    cheap arm has 0.01) by bisection on a target ``M``."""
-    lo_b, hi_b = setting.m_band
-    target = float(np.exp(rng.uniform(np.log(lo_b * 1.15), np.log(hi_b * 0.85))))
+def _spike_sum(level: np.ndarray, p_spike: np.ndarray) -> np.ndarray:
+    """``Σ_spikes P(x)·E_k[exp(P_k/P_1) | x]`` at spike level ``level`` (cheap arm at ``Q_MIN``)."""
+    return (level * np.exp(level / Q_MIN) + (1 - level) * np.exp((1 - level) / (1 - Q_MIN))) * float(np.sum(p_spike))
 
-    def arm(level):
-        q0 = q_base.copy()
-        q0[ctx.spikes] = level
-        return _fit_arm(ctx, q0, mu, zeta)
 
-    def m_of(level):
-        qa = arm(level)
-        return np.inf if qa is None else float(_divergences_to(ctx, qa[None], q1)[0, 0])
-
-    lo, hi = 0.05, 0.95
-    if not m_of(lo) < target < m_of(hi):
+def _draw(setting: SyntheticSetting, rng: np.random.Generator):
+    """One draw of contexts, targets and arms, solved exactly; None if this draw's targets are out of
+    reach of the construction (then :func:`synthetic_parameters` draws the next)."""
+    K, m = setting.n_arms, setting.n_contexts
+    ctx = _Contexts(setting, rng)
+    mu, zeta, best = _targets(setting, rng)
+    az, am, hot, spikes = ctx.adjust_zeta, ctx.adjust_mu, ctx.hot, ctx.spikes
+    sgn = np.sign(ctx.d[az])
+    # the cheap arm: random levels in [0.3, 0.7] (one shared level on the hot pair, Q_MIN at the
+    # spikes), shifted within [0.1, 0.9] on the mild fairness contexts to its ζ, then on the plain
+    # neutral contexts to its μ
+    q1 = rng.uniform(0.3, 0.7, m)
+    q1[hot] = q1[hot[:1]] if hot.size else q1[hot]
+    q1[spikes] = Q_MIN
+    z_fixed = _zeta(ctx, q1) - ctx.noise * (q1[az] @ ctx.d[az])
+    row, ok = _solve_clipped_shift(
+        q1[None, az],
+        np.full((1, az.size), 0.1),
+        np.full((1, az.size), 0.9),
+        sgn,
+        ctx.noise * ctx.d[az],
+        np.array([zeta[0] - z_fixed]),
+    )
+    if not ok[0]:
         return None
-    for _ in range(40):  # the target only has to land well inside the band
-        mid = 0.5 * (lo + hi)
-        value = m_of(mid)
-        if abs(np.log(value / target)) < 0.05:
-            break
-        if value < target:
-            lo = mid
-        else:
-            hi = mid
-    return arm(mid)
+    q1[az] = row[0]
+    m_fixed = _mu(ctx, q1) - ctx.noise * (q1[am] @ ctx.p_x[am])
+    row, ok = _solve_clipped_shift(
+        q1[None, am],
+        np.full((1, am.size), 0.1),
+        np.full((1, am.size), 0.9),
+        np.ones(am.size),
+        ctx.noise * ctx.p_x[am],
+        np.array([mu[0] - m_fixed]),
+    )
+    if not ok[0]:
+        return None
+    q1[am] = row[0]
+    # the other arms: a log-normal perturbation of the cheap arm, kept within the ratio caps (so the
+    # divergences to the cheap arm stay in their bands), equal to it on the hot pair
+    n = K - 1
+    cap = ctx.ratio_cap
+    lo = np.broadcast_to(np.maximum(Q_MIN, 1 - cap * (1 - q1)), (n, m))
+    hi = np.broadcast_to(np.minimum(Q_MAX, cap * q1), (n, m))
+    q = np.clip(q1 * np.exp(0.25 * rng.standard_normal((n, m))), lo, hi)
+    q[:, hot] = q1[hot]
+    q[:, spikes] = Q_MIN
+    z_fixed = _zeta(ctx, q) - ctx.noise * (q[:, az] @ ctx.d[az])
+    q[:, az], ok = _solve_clipped_shift(q[:, az], lo[:, az], hi[:, az], sgn, ctx.noise * ctx.d[az], zeta[1:] - z_fixed)
+    if not ok.all():
+        return None
+    if setting.high_m:  # the spike level that puts M_k1 at a target drawn inside the band
+        lo_b, hi_b = setting.m_band
+        target = np.exp(rng.uniform(np.log(lo_b * 1.15), np.log(hi_b * 0.85), n))
+        rest_ctx = np.setdiff1d(np.arange(m), spikes)
+        qr, q1r = q[:, rest_ctx], q1[rest_ctx]
+        p_spike = ctx.p_x[spikes]
+        rest = (qr * np.exp(qr / q1r) + (1 - qr) * np.exp((1 - qr) / (1 - q1r))) @ ctx.p_x[rest_ctx]
+        need = np.exp(target) - rest
+        total = float(np.sum(p_spike))
+        if np.any(_spike_sum(np.full(n, Q_MAX), p_spike) < need):
+            return None
+        # L e^{L/Q_MIN} = need / P(spikes) by Lambert's W, then Newton steps on the full sum (convex
+        # and increasing for L ≥ Q_MIN, approached from above)
+        level = np.clip(lambertw(need / (total * Q_MIN)).real * Q_MIN, Q_MIN, Q_MAX)
+        for _ in range(6):
+            e1, e0 = np.exp(level / Q_MIN), np.exp((1 - level) / (1 - Q_MIN))
+            slope = total * (e1 * (1 + level / Q_MIN) - e0 * (1 + (1 - level) / (1 - Q_MIN)))
+            level = np.clip(level - (_spike_sum(level, p_spike) - need) / slope, Q_MIN, Q_MAX)
+        q[:, spikes] = level[:, None]
+    # a first pass on the means moves the mild fairness contexts too (wider reach), then ζ is
+    # solved again on them (exactly) and the means once more on the plain neutral contexts alone
+    # (exactly, leaving ζ as it is)
+    both = np.r_[az, am]
+    m_fixed = _mu(ctx, q) - ctx.noise * (q[:, both] @ ctx.p_x[both])
+    q[:, both], _ = _solve_clipped_shift(
+        q[:, both], lo[:, both], hi[:, both], np.ones(both.size), ctx.noise * ctx.p_x[both], mu[1:] - m_fixed
+    )
+    z_fixed = _zeta(ctx, q) - ctx.noise * (q[:, az] @ ctx.d[az])
+    q[:, az], ok = _solve_clipped_shift(q[:, az], lo[:, az], hi[:, az], sgn, ctx.noise * ctx.d[az], zeta[1:] - z_fixed)
+    if not ok.all():
+        return None
+    m_fixed = _mu(ctx, q) - ctx.noise * (q[:, am] @ ctx.p_x[am])
+    q[:, am], ok = _solve_clipped_shift(
+        q[:, am], lo[:, am], hi[:, am], np.ones(am.size), ctx.noise * ctx.p_x[am], mu[1:] - m_fixed
+    )
+    if not ok.all():
+        return None
+    return ctx, np.vstack([q1, q]), best
 
 
-def synthetic_instance(
-    setting: SyntheticSetting | str, rng: np.random.Generator, max_tries: int = 50
-) -> SyntheticInstance:
-    """Generate an instance satisfying ``setting`` exactly (see the module docstring).
+def synthetic_parameters(setting: SyntheticSetting | str, rng: np.random.Generator) -> dict[str, Any]:
+    """``P(X|s)``, ``P(X|s')``, the arms' ``q`` and ``k*`` of one instance of ``setting``.
 
-    Raises
-    ------
-    RuntimeError
-        If no instance is found in ``max_tries`` draws (the setting is asking for too much).
+    Each draw (contexts, targets, arms) is solved exactly: the fairness gaps on the mild fairness
+    contexts and the means on the plain neutral contexts, each by one monotone piecewise-linear
+    solve per arm within ratio caps that keep the divergences to the cheap arm in their bands. A
+    draw whose targets lie outside the reachable range is provably infeasible for this construction
+    and the next draw is taken (no cap on the number of draws; ``draws`` counts them).
     """
+    setting = _setting(setting)
+    draws = 0
+    while True:
+        draws += 1
+        out = _draw(setting, rng)
+        if out is not None:
+            ctx, q, best = out
+            return {"p_x_s": ctx.p_x_s, "p_x_sp": ctx.p_x_sp, "q": q, "best": best, "draws": draws}
+
+
+def _setting(setting: SyntheticSetting | str) -> SyntheticSetting:
     if isinstance(setting, str):
         if setting not in SETTINGS:
             raise ValueError(f"setting={setting!r}; known settings are {sorted(SETTINGS)}")
         setting = SETTINGS[setting]
-    K, m = setting.n_arms, setting.n_contexts
-    for _ in range(max_tries):
-        ctx = _Contexts(setting, rng)
-        mu, zeta, best = _targets(setting, rng)
-        q_cheap0 = rng.uniform(0.3, 0.7, m)
-        q_cheap0[ctx.spikes] = Q_MIN
-        q1 = _fit_arm(ctx, q_cheap0, mu[0], zeta[0])
-        if q1 is None:
-            continue
-        q = np.empty((K, m))
-        q[0] = q1
-        ok = True
-        for k in range(1, K):
-            for _try in range(20):
-                q_base = np.clip(q1 * np.exp(0.25 * rng.standard_normal(m)), Q_MIN, Q_MAX)
-                q_base[ctx.hot] = q1[ctx.hot]
-                if setting.high_m:
-                    qk = _spike_arm(ctx, setting, q_base, q1, mu[k], zeta[k], rng)
-                else:
-                    qk = _fit_arm(ctx, q_base, mu[k], zeta[k])
-                if qk is None:
-                    continue
-                Mk, Dk, Drk = _divergences_to(ctx, qk[None], q1)[:, 0]
-                if setting.m_band[0] < Mk < setting.m_band[1] and all(
-                    setting.d_band[0] < d < setting.d_band[1] for d in (Dk, Drk)
-                ):
-                    q[k] = qk
-                    break
-            else:
-                ok = False
-                break
-        if not ok:
-            continue
-        problem = bernoulli_context_problem(
-            ctx.p_x_s, ctx.p_x_sp, q, setting.p_noise, setting.p_s, name=f"synthetic/{setting.name}"
-        )
-        facts = _check(setting, problem, best)
-        if facts is None:
-            continue
-        return SyntheticInstance(setting, problem, ctx.p_x_s, ctx.p_x_sp, q, facts)
-    raise RuntimeError(f"no instance of setting {setting.name!r} found in {max_tries} tries")
+    return setting
+
+
+def synthetic_instance(setting: SyntheticSetting | str, rng: np.random.Generator) -> SyntheticInstance:
+    """Generate an instance satisfying ``setting`` exactly (see the module docstring and
+    :func:`synthetic_parameters`).
+
+    Raises
+    ------
+    RuntimeError
+        If the finished instance misses a target (a defect of the construction, never a bad draw).
+    """
+    setting = _setting(setting)
+    par = synthetic_parameters(setting, rng)
+    problem = bernoulli_context_problem(
+        par["p_x_s"], par["p_x_sp"], par["q"], setting.p_noise, setting.p_s, name=f"synthetic/{setting.name}"
+    )
+    facts = _check(setting, problem, par["best"])
+    if facts is None:
+        raise RuntimeError(f"the construction missed a target of setting {setting.name!r} (a defect)")
+    facts["draws"] = par["draws"]
+    return SyntheticInstance(setting, problem, par["p_x_s"], par["p_x_sp"], par["q"], facts)
 
 
 def _check(setting: SyntheticSetting, problem: FairArmsProblem, best: int) -> dict[str, Any] | None:
