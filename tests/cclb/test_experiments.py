@@ -232,3 +232,94 @@ def test_split_by_ties_adds_up_and_puts_each_round_on_its_side():
     assert out["total"].tolist() == [3.0, 0.0]
     assert out["tied"].tolist() == [1.0, -1.0]
     assert out["untied"].tolist() == [2.0, 1.0]
+
+
+def _fake_run(violation: np.ndarray, reps: int, T: int):
+    """A run of the Figure 2 metrics with the given per-round violations and zero regrets."""
+    from causalbandits_lib.core.runner import SimulationResult
+
+    v = np.broadcast_to(np.asarray(violation, dtype=float), (reps, T)).copy()
+    zero = np.zeros((reps, T))
+    metrics = {
+        "regret": zero,
+        "regret_plus": zero,
+        "penalized_regret": zero,
+        "unconstrained_regret": zero,
+        "violation": v,
+        "violation_pos": np.maximum(v, 0.0),
+    }
+    return SimulationResult(metrics=metrics, runs=np.arange(reps), seed=0, T=T)
+
+
+def test_figure2_reads_the_violations_of_eq7_once():
+    # eps-CCLB alternates +0.1 / -0.1 (Eq. 7 stays at most 0.1, the per-round sum grows as 0.05 t);
+    # CCLB violates by 0.04 every round: only the Eq. (7) reading makes eps-CCLB's violations small
+    reps, T = 6, 200
+    rng = np.random.default_rng(3)
+    alternating = np.where(np.arange(T) % 2 == 0, 0.1, -0.1)
+    res = {
+        "cclb": _fake_run(0.04 + 0.001 * rng.random((reps, T)), reps, T),
+        "eps_cclb": _fake_run(alternating, reps, T),
+        "ofulog_plus": _fake_run(0.04 + 0.001 * rng.random((reps, T)), reps, T),
+        "glm_ucb": _fake_run(np.zeros(T), reps, T),
+    }
+    out = E.figure2_checks(res, T)
+    assert "eps_cclb_violations_small_eq7" not in out
+    verdict, measured = out["eps_cclb_violations_small"]
+    assert verdict.verdict == "reproduced"
+    assert measured["violations_eq7"]["eps_cclb"]["mean"] <= 0.1
+    assert measured["violations_sum_of_positive_parts"]["eps_cclb"]["mean"] == pytest.approx(0.1 * T / 2)
+
+
+def test_one_tie_rule_for_the_chapter():
+    import yaml
+
+    from causalbandits_lib.book import paths
+
+    spec = yaml.safe_load((paths.notebooks_dir() / "cclb" / "parameters.yml").read_text())
+    rules = {nb: p["parameters"]["tie_rule"] for nb, p in spec["notebooks"].items() if "tie_rule" in p["parameters"]}
+    assert set(rules) >= {"03_primal_dual", "04_experiments"}  # every notebook that runs the CCLB family
+    assert {r["value"] for r in rules.values()} == {"random"}
+    assert all(r.get("ours") and r.get("alternatives") == ["fairer"] for r in rules.values())
+
+
+def test_independent_horizons_give_the_rate_protocol_four_points_per_window():
+    # the protocol's horizons T/4, T/2, T and the starts T/40, T/20, T/10 of their windows [h/10, h]
+    assert E.independent_horizons(10_000).tolist() == [250, 500, 1000, 2500, 5000, 10_000]
+    hs = E.independent_horizons(2000)
+    for h in (500, 1000, 2000):
+        assert np.sum((hs >= h / 10) & (hs <= h)) == 4
+    with pytest.raises(ValueError, match="too small"):
+        E.independent_horizons(8)
+
+
+def test_each_horizon_is_its_own_run_with_the_dual_step_set_for_it():
+    # Theorem 1 / Algorithm 1: eta = sqrt(T) / rho, so phi_{t+1} = Proj_[0, rho](phi_t + (rho / sqrt(T)) g_t)
+    # with g_t = |Delta~_t(d_t)| - tau + eps; the dual path of each horizon's run is rebuilt from its
+    # own estimated violations with the step of that horizon, not the longest one's
+    reps, rho, eps, tau = 2, 2 / 0.15, 0.14, 0.2
+    configs = [E.Config("eps_cclb", "eps-CCLB", rho, eps, tau, 40), E.Config("cclb", "CCLB", rho, 0.0, tau, 40)]
+    per_h = E.run_per_horizon(GEN, configs, [10, 40], 5, reps)
+    assert sorted(per_h) == [10, 40]
+    for h, runs in per_h.items():
+        for c in configs:
+            r = runs[c.key]
+            assert r["dual"].shape == (reps, h)
+            phi, expected = np.zeros(reps), []
+            for t in range(h):
+                expected.append(phi)
+                phi = np.clip(phi + rho / np.sqrt(h) * (r["estimated_violation"][:, t] + c.eps), 0.0, rho)
+            np.testing.assert_allclose(r["dual"], np.stack(expected, axis=1), rtol=0, atol=1e-12)
+    # the dual moves (so the check above can tell the two steps apart) and the steps differ
+    assert per_h[10]["eps_cclb"]["dual"][:, 1:].max() > 0
+    assert not np.allclose(per_h[10]["eps_cclb"]["dual"], per_h[40]["eps_cclb"]["dual"][:, :10])
+    # same run seeds: replication i sees the same contexts at every horizon (the part of the regret
+    # that depends on the round's context only)
+    gap = lambda r: r["unconstrained_regret"] - r["regret"]  # noqa: E731
+    np.testing.assert_allclose(gap(per_h[10]["cclb"]), gap(per_h[40]["cclb"])[:, :10], rtol=0, atol=1e-12)
+    # runs already made for a horizon are reused, not re-run
+    again = E.run_per_horizon(GEN, configs, [10, 40], 5, reps, done={40: per_h[40]})
+    assert again[40]["cclb"] is per_h[40]["cclb"]
+    hs, V = E.values_per_horizon(per_h, "cclb")
+    assert hs.tolist() == [10, 40] and V.shape == (reps, 2)
+    np.testing.assert_allclose(V[:, 0], np.maximum(per_h[10]["cclb"]["violation"].sum(axis=1), 0.0))
