@@ -49,7 +49,9 @@ _REF_WORDS = (
     r"setting|panel|Panel|Part|part|case|Case|row|column|item|Claim|Eqn\.|Def\.)"
 )
 _NUMBER = re.compile(r"(?<![\w.\-/])(−|-)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+−]?\d+))?(%)?(?![\w])")
-_REF_BEFORE = re.compile(_REF_WORDS + r"\s*\(?(?:[A-Z]?\d+[a-z]?(?:[.,–-]\s*|\s+and\s+|\s*\)?\s*)){0,6}$")
+_REF_BEFORE = re.compile(
+    _REF_WORDS + r"\s*\(?(?:[A-Z]?\d+[a-z]?(?:\)?\s*[.,–-]\s*\(?|\)?\s+(?:and|to)\s+\(?|\s*\)?\s*)){0,6}$"
+)
 
 
 @dataclass(frozen=True)

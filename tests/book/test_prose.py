@@ -44,7 +44,8 @@ def test_paragraphs_skip_front_matter_headings_and_code_but_keep_admonitions():
 
 
 def test_references_years_small_integers_math_and_code_are_not_measurements():
-    text = "Table 12, Eq. (71), Theorems 3 and 4, §4.2, notebook 3, in 2022, 7 arms, $T = 1234$ and `9999`; 0.27"
+    text = "Table 12, Eq. (71), Eqs. (40)-(43), Theorems 3 and 4, §4.2, notebook 3, in 2022, 7 arms, "
+    text += "$T = 1234$, `9999`; 0.27"
     assert [w for w, _, _ in numbers_in(text)] == ["0.27"]
     assert [v for _, v, _ in numbers_in("for the first 2,000 rounds, 12% of them")] == [2000.0, 0.12]
 
