@@ -1,7 +1,7 @@
 # The book's commands. Each target does its own setup: a fresh machine needs only Python 3.11+
 # and the package registries.
 #
-#   make book       install, execute every notebook (book profile), build _build/html (and its PDF)
+#   make book       install, execute every notebook (book profile), build _build/html (+ PDF, source)
 #   make pdf        the book as one PDF: _build/html/causal-fair-bandits.pdf
 #   make test       install, run the whole test suite (unit, notebooks + nbval, book build, browser)
 #   make lint       ruff: line length, pyflakes, import order (also run by make test)
@@ -86,6 +86,10 @@ LIBHASH = $(shell cat $(LIBFILES) requirements.lock notebooks/*/parameters.yml r
 # starts from scratch (the execution cache is kept unless the library changed).
 # CAUSALBANDITS_PUBLISH=1: a page that would run on a stand-in for a real data set (Adult, yeast)
 # stops the build unless ALLOW_STAND_IN=1.
+# The source ships with the site: `git archive` of HEAD as _build/html/causal-fair-bandits-<12 digits
+# of the commit>.tar.gz, its SHA-256 in SOURCE.txt and on every page with a source-archive span (the
+# landing page), and a CITATION.cff pinned to the commit. From a dirty tree no archive ships: a
+# notice here, a banner on every page (causalbandits_lib/book/citation.py).
 book: $(STAMP) $(MATHJAX)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then \
@@ -98,6 +102,7 @@ book: $(STAMP) $(MATHJAX)
 	CAUSALBANDITS_PUBLISH=1 $(BIN)/jupyter-book build . --warningiserror --keep-going --builder html
 	@rm -f _build/.book-failed
 	@echo "$(LIBHASH)" > _build/.libhash
+	$(PY) -m causalbandits_lib.book.citation source-archive _build/html
 	$(PY) -m causalbandits_lib.book.pdf _build/html --if-stale --optional
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 

@@ -455,10 +455,10 @@ def _source_text(info: SourceArchive, root: Path) -> str:
         "",
         "verify first checks that the copy's files have this tree (exit code 2 and nothing run when they",
         "have not), then re-runs the record's notebook and compares the results (--smoke: in seconds).",
-        "CITATION.cff, next to this file, cites the book at this commit.",
-        "",
     ]
-    return "\n".join(lines)
+    if (root / "CITATION.cff").is_file():
+        lines.append("CITATION.cff, next to this file, cites the book at this commit.")
+    return "\n".join(lines + [""])
 
 
 def cheapest_record(root: Path) -> str:
@@ -526,6 +526,7 @@ def write_source_archive(site: Path, root: Path | None = None) -> SourceArchive:
         info.archive = target
         info.sha256 = hashlib.sha256(target.read_bytes()).hexdigest()
         _write_if_changed(site / f"{target.name}.sha256", f"{info.sha256}  {target.name}\n")
+    if info.archive is not None and (root / "CITATION.cff").is_file():
         _write_if_changed(site / "CITATION.cff", citation_cff(root, info.commit))
     else:
         (site / "CITATION.cff").unlink(missing_ok=True)
@@ -535,12 +536,28 @@ def write_source_archive(site: Path, root: Path | None = None) -> SourceArchive:
 
 
 # ---------------------------------------------------------------------------- the site
+def _button_url(repo: str | None) -> str | None:
+    """The address as the theme's repository button takes it (``https://<host>/<owner>/<name>`` on
+    a host it knows: GitHub, GitLab or Bitbucket), else ``None``: no button, the citations still
+    name the address."""
+    if not repo:
+        return None
+    url = _public_https(repo)
+    if url is None:
+        return None
+    url = url.removesuffix(".git")
+    host, _, path = url.removeprefix("https://").partition("/")
+    known = any(name in host.lower() for name in ("github", "gitlab", "bitbucket"))
+    return url if known and len([p for p in path.split("/") if p]) >= 2 else None
+
+
 def site_config(app, config) -> None:
-    """Sphinx ``config-inited``: the repository button only when an address is configured, and a
-    banner on every page when the tree is dirty (then no source archive ships)."""
+    """Sphinx ``config-inited``: the repository button only when an address is configured (on a
+    host the theme knows, :func:`_button_url`), and a banner on every page when the tree is dirty
+    (then no source archive ships)."""
     root = Path(app.srcdir)
     options = dict(config.html_theme_options or {})
-    repo = repository_url(root)
+    repo = _button_url(repository_url(root))
     if repo:
         options["repository_url"], options["use_repository_button"] = repo, True
     else:

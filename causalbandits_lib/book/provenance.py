@@ -117,14 +117,16 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str | None:
+def _git(root: Path, *args: str, env: dict[str, str] | None = None, strip: bool = True) -> str | None:
     try:
         out = subprocess.run(
             ["git", *args], cwd=root, capture_output=True, text=True, timeout=120, env=None if env is None else env
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() if out.returncode == 0 else None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() if strip else out.stdout
 
 
 def _is_work_tree_root(root: Path) -> bool:
@@ -159,7 +161,7 @@ def source_state(root: Path, tree: bool = True) -> dict[str, Any]:
     root = Path(root)
     if _is_work_tree_root(root):
         commit = _git(root, "rev-parse", "HEAD")
-        status = _git(root, "status", "--porcelain", "--untracked-files=normal")
+        status = _git(root, "status", "--porcelain", "--untracked-files=normal", strip=False)
         changes = [line[3:] for line in (status or "").splitlines() if line.strip()]
         if status is None or not tree:
             tree_id = None

@@ -52,6 +52,8 @@ do not claim. A verdict that moves with a choice the paper left open is marked *
 about random instances says on how many of them it held. *Not reproduced* with a demonstrated cause is a
 result, not a failure of the book; the linked notebook section shows the measurement.
 Cite a row through its record: `causalbandits cite results/paper/<chapter>/<notebook>.json`.
+The source these pages were built from: <span class="source-archive"><a href="../SOURCE.txt">SOURCE.txt</a> names
+the archive and its SHA-256</span>.
 
 """
 

@@ -1,7 +1,11 @@
 """Check a cited record: re-run its notebook with the record's parameters and compare the results.
 
-A reviewer who receives a citation checks out the commit it names and runs ``causalbandits verify
-RECORD``. The notebook is executed again with every parameter the record holds (its profile and
+A reviewer who receives a citation gets a copy of the source it names (a clone at its commit, the
+source archive inside the built book, or any copy whose files have its tree) and runs
+``causalbandits verify --swhid swh:1:dir:<tree> RECORD`` (or ``--claim ID``: :func:`find_claim_record`).
+:func:`check_version` first checks that the copy is that version (its commit with unchanged files,
+or the git tree id of its files as they are) and otherwise stops with one line naming both
+identifiers, before anything runs. The notebook is executed again with every parameter the record holds (its profile and
 seed included), into a temporary folder, and the new record is compared with the cited one: the
 data it ran on (checksums, stand-ins), then the results hash (:func:`records.results_hash`), and
 when the hashes differ, metric by metric, curve by curve and claim by claim

@@ -12,6 +12,7 @@ venv: that the archive holds every file ``git ls-files`` lists is checked apart.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import subprocess
@@ -68,7 +69,9 @@ def test_the_archive_step_puts_the_commits_source_and_its_sha256_into_the_site(c
     check = subprocess.run(["sha256sum", "-c", f"{name}.tar.gz.sha256"], cwd=site, capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     # the archive is git archive of the commit (its id is in the tar header) under the prefix
-    tar_commit = subprocess.run(["git", "get-tar-commit-id"], stdin=open(archive, "rb"), capture_output=True)
+    tar_commit = subprocess.run(
+        ["git", "get-tar-commit-id"], input=gzip.decompress(archive.read_bytes()), capture_output=True
+    )
     assert tar_commit.stdout.decode().strip() == head
     source = (site / "SOURCE.txt").read_text()
     for expected in (digest, f"swh:1:rev:{head}", f"swh:1:dir:{tree}", f"tar -xzf {name}.tar.gz && cd {name}"):
@@ -145,10 +148,15 @@ def test_the_repository_button_appears_only_with_a_configured_address(clone, mon
     site_config(app, config)
     assert config.html_theme_options["use_repository_button"] is False
     assert "repository_url" not in config.html_theme_options
-    monkeypatch.setenv(REPOSITORY_ENV, "https://example.org/someone/book")
+    monkeypatch.setenv(REPOSITORY_ENV, "https://gitlab.example.org/someone/book.git")
     site_config(app, config)
-    assert config.html_theme_options["repository_url"] == "https://example.org/someone/book"
+    assert config.html_theme_options["repository_url"] == "https://gitlab.example.org/someone/book"
     assert config.html_theme_options["use_repository_button"] is True
+    # a host the theme cannot link: no button (the citations still name the address)
+    monkeypatch.setenv(REPOSITORY_ENV, "https://example.org/someone/book")
+    app, config = _sphinx(clone)
+    site_config(app, config)
+    assert config.html_theme_options["use_repository_button"] is False
 
 
 # ---------------------------------------------------------------------------- the reviewer's routes
