@@ -26,6 +26,21 @@ def test_bounds_grow_like_root_t_and_lower_bound_constant():
     np.testing.assert_allclose(p1, [2 / 3, 1 / 3])
 
 
+def test_fixed_policy_between_the_optima_pays_their_distance_far_above_the_lower_bound():
+    # the reference of the lower-bound construction claims: a policy that ignores the data pays
+    # FR1/T + FR2/T >= ||π*1 − π*2||_1 (triangle inequality), with equality anywhere on the segment
+    # between the optima; both constructions put the optima 1/3 apart, about 11 times e^-1/12
+    for make in (theory.min_merit_lower_bound_pair, theory.lipschitz_lower_bound_pair):
+        for T in (100, 10000, 10**6):
+            pair = make(T)
+            p1, p2 = pair.optimal_policies()
+            assert np.abs(p1 - p2).sum() == pytest.approx(1 / 3)
+            for w in np.linspace(0.0, 1.0, 11):  # every fixed policy on the segment pays exactly the distance
+                pi = w * p1 + (1 - w) * p2
+                assert np.abs(pi - p1).sum() + np.abs(pi - p2).sum() == pytest.approx(1 / 3)
+            assert 10 < (1 / 3) / pair.bound < 11
+
+
 def test_bound_ratio_d_exponent_tends_to_one_half():
     # at T >> d the ratio (B3)/(B5) grows like √d up to log factors; at T comparable to d it grows slower
     far = theory.bound_ratio_d_exponent(1e20, 10, 100, 10, 0.05)
