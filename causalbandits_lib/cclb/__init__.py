@@ -22,5 +22,9 @@ Modules, named for what they do:
 - :mod:`.experiments`: the comparisons of the paper's Figures 2, 4 and 5, the recorder of played
   rounds and the confidence-set measurements;
 - :mod:`.figures`: the notebooks' figures;
-- :mod:`.registry`: the (environment, policy) pairs for the conformance test and the benchmark.
+- :mod:`.registry`: the (environment, policy) pairs for the conformance test and the benchmark;
+- :mod:`.kernels` and :mod:`.glm_kernel`: the compiled fast paths; the second is imported here so
+  that it registers itself for GLM-UCB (which does not import it).
 """
+
+from . import glm_kernel  # noqa: F401  (registers GLM-UCB's kernel; see causalbandits_lib.core.kernels)

@@ -42,12 +42,14 @@ from typing import Sequence, Union
 import numpy as np
 from scipy.special import expit
 
+from ..core.kernels import registered_kernel
 from ..core.policies import argmax_ties
 from ..core.streams import RunStreams
 from .confidence import analysis_ridge, beta_squared, constrained_mle, optimistic_exact, weighted_gram
-from .environment import FairContext
+from .environment import FairContext, FairLogisticBandit
 from .features import FEATURE_MAPS
 from .history import BinnedHistory, LogisticHistory
+from .kernels import kernel_for
 from .model import S_DEFAULT
 from .optimism import ball_halfspace_support, model_support, support_points
 
@@ -485,9 +487,9 @@ class OFULogPlus:
         """The compiled fast path against :class:`~.environment.FairLogisticBandit`
         (:class:`~.kernels.OFULogKernel`: the ``"sqp"`` and ``"quadratic"`` modes on the binned
         loss; CCLB inherits it), or None for another environment, mode or subclass."""
-        from .kernels import kernel_for
-
-        return kernel_for(self, env)
+        if type(env) is not FairLogisticBandit or type(self) not in (OFULogPlus, CCLB):
+            return None
+        return kernel_for(self, env, cclb=type(self) is CCLB)
 
 
 class CCLB(OFULogPlus):
@@ -647,7 +649,5 @@ class GLMUCB:
     def compiled(self, env):
         """The compiled fast path against :class:`~.environment.FairLogisticBandit`
         (:class:`~.glm_kernel.GLMUCBKernel`, every knob and tie rule), or None for another
-        environment or a subclass."""
-        from .glm_kernel import glm_kernel_for
-
-        return glm_kernel_for(self, env)
+        environment or a subclass (registered by :mod:`.glm_kernel`)."""
+        return registered_kernel(self, env)

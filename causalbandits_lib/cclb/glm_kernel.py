@@ -39,6 +39,10 @@ loop of its own), the gradient (the four rows' eight lanes at once) and the Hess
 chains in LLVM's vector instructions, :func:`_gram_chains`); fused into one, the exp's call or
 the table's loads would spill the Hessian's accumulators. About 4 ns per observation and step
 against numpy's 17.
+
+The module registers :func:`glm_kernel_for` as the compiled fast path of
+:class:`~.algorithms.GLMUCB` (:func:`~causalbandits_lib.core.kernels.register_kernel`) when it is
+imported, which the chapter's package does: the class does not import it back.
 """
 
 from __future__ import annotations
@@ -53,7 +57,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ..core.kernels import argmax_ties_row
+from ..core.kernels import argmax_ties_row, register_kernel
+from .algorithms import GLMUCB
+from .environment import FairLogisticBandit
 from .kernels import (
     FEEDBACK,
     PLAYED,
@@ -540,11 +546,11 @@ class GLMUCBKernel:
 def glm_kernel_for(policy, env):
     """The compiled kernel of ``policy`` against ``env``, or None when it does not cover the pair
     (a subclass of either, or features other than the chapter's four)."""
-    from .algorithms import GLMUCB
-    from .environment import FairLogisticBandit
-
     if type(policy) is not GLMUCB or type(env) is not FairLogisticBandit:
         return None
     if env.n_features != 4 or policy.tie_rule not in ("random", "fairer"):
         return None
     return GLMUCBKernel(policy, env)
+
+
+register_kernel(GLMUCB, glm_kernel_for)

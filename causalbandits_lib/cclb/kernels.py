@@ -33,6 +33,10 @@ hint when that slot has one (until issue 16 only when *every* run had one), and 
 change of basis adds its four products in order whatever the number of columns (it followed the
 array layout, so a lone extra solve was summed differently). The kernel steps rounds in phases
 over all runs, as the numpy path does.
+
+The module sits below the classes it steps (the environment takes :func:`mixture_lp_values` from
+it), so it imports neither: :meth:`~.algorithms.OFULogPlus.compiled` checks the exact types of the
+pair and says whether the policy is CCLB, and :func:`kernel_for` checks the rest.
 """
 
 from __future__ import annotations
@@ -1260,11 +1264,9 @@ class OFULogKernel:
     from the environment's rounds at the chosen decisions, the numbers ``context.x[rows, action]``
     of the numpy path)."""
 
-    def __init__(self, policy, env):
-        from .algorithms import CCLB
-
+    def __init__(self, policy, env, cclb: bool):
         self.policy, self.env = policy, env
-        self.cclb = type(policy) is CCLB
+        self.cclb = cclb
         names = FEEDBACK + (DIAGNOSTICS if self.cclb else ("optimistic_value",))
         self.outputs = {name: (np.float64, ()) for name in names}
         self.outputs["played_x"] = (np.float64, (env.n_features,))
@@ -1338,19 +1340,17 @@ class OFULogKernel:
                 arr[...] = rec[:, :, names.index(name)]
 
 
-def kernel_for(policy, env):
+def kernel_for(policy, env, *, cclb: bool):
     """The compiled kernel of ``policy`` against ``env``, or None when it does not cover the pair
-    (another type, the exact mode, the raw-observation loss)."""
-    from .algorithms import CCLB, OFULogPlus
-    from .environment import FairLogisticBandit
-
-    if type(env) is not FairLogisticBandit or type(policy) not in (OFULogPlus, CCLB):
-        return None
+    (the exact mode, the raw-observation loss, another feature map or dimension). The caller,
+    :meth:`~.algorithms.OFULogPlus.compiled`, has checked the exact types: ``policy`` an
+    :class:`~.algorithms.OFULogPlus` or, with ``cclb``, a :class:`~.algorithms.CCLB`, and ``env`` a
+    :class:`~.environment.FairLogisticBandit`."""
     if policy.optimistic not in ("sqp", "quadratic") or not policy.loss_bins:
         return None
     if policy.feature_map not in FEATURE_CODES or env.n_features != 4:
         return None
-    return OFULogKernel(policy, env)
+    return OFULogKernel(policy, env, cclb)
 
 
 # ---------------------------------------------------------------------------- the environment's LP benchmark

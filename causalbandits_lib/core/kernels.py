@@ -11,16 +11,61 @@ the two (identical decisions, values within 1e-9 relative; in practice bit for b
 
 Kernels are compiled on first use and cached on disk (``cache=True``), so a warm run does not
 compile again; nothing needs the network.
+
+A chapter whose kernel module must know the classes it accelerates (to check exact types) does not
+let those classes import it back: the kernel module registers a factory for them
+(:func:`register_kernel`) when it is imported (the chapter's package imports it), and the classes'
+``compiled(env)`` looks the factory up (:func:`registered_kernel`). So no two modules of the
+library import each other (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 from numba import njit
 
-__all__ = ["accumulate_block", "block_sum", "pairwise_sum", "argmax_ties_row", "np_minimum", "np_maximum", "UCB1Kernel"]
+__all__ = [
+    "accumulate_block",
+    "block_sum",
+    "pairwise_sum",
+    "argmax_ties_row",
+    "np_minimum",
+    "np_maximum",
+    "UCB1Kernel",
+    "register_kernel",
+    "registered_kernel",
+]
+
+
+# ---------------------------------------------------------------------------- which kernel a class has
+#: class -> factory(policy, env) returning a kernel or None (see :func:`register_kernel`)
+_FACTORIES: dict[type, Callable[[Any, Any], Any]] = {}
+
+
+def register_kernel(cls: type, factory: Callable[[Any, Any], Any]) -> None:
+    """Make ``factory(policy, env)`` (a kernel, or None when it does not cover the pair) the
+    compiled fast path of ``cls`` and of its subclasses that have no factory of their own.
+
+    A chapter's kernel module calls it, when imported, for the classes it accelerates; registering
+    another factory for a class that has one is an error (two kernel modules claiming a class).
+    """
+    known = _FACTORIES.get(cls)
+    if known is not None and known is not factory:
+        raise ValueError(f"{cls.__qualname__} already has a compiled kernel factory ({known.__qualname__})")
+    _FACTORIES[cls] = factory
+
+
+def registered_kernel(policy, env):
+    """The kernel that the factory registered for the nearest class of ``policy`` (along its method
+    resolution order) builds against ``env``, or None when no class of it has a factory."""
+    for cls in type(policy).__mro__:
+        factory = _FACTORIES.get(cls)
+        if factory is not None:
+            return factory(policy, env)
+    return None
 
 
 # ---------------------------------------------------------------------------- numpy's arithmetic

@@ -20,5 +20,9 @@ Modules, named for what they do:
   error of notebook 1;
 - :mod:`.figures`: the chapter's figures (they draw; they compute nothing a record keeps);
 - :mod:`.registry`: the chapter's (environment, policy) pairs, for the conformance test and the
-  benchmark.
+  benchmark;
+- :mod:`.kernels`: the compiled fast path of the algorithms, imported here so that it registers
+  itself for the classes it accelerates (which do not import it).
 """
+
+from . import kernels  # noqa: F401  (registers the compiled kernels; see causalbandits_lib.core.kernels)

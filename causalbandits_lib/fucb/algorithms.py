@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.kernels import registered_kernel
 from ..core.policies import CellStatistics, argmax_ties
 from ..core.streams import RunStreams
 from .model import CellDecomposition
@@ -403,10 +404,8 @@ class DecomposedUCB:
     def compiled(self, env):
         """The compiled fast path against :class:`~.model.CausalBanditEnv`
         (:func:`~.kernels.kernel_for`; F-UCB inherits it), or None for another environment, an
-        estimator or a subclass the kernel does not know."""
-        from .kernels import kernel_for
-
-        return kernel_for(self, env)
+        estimator or a subclass the kernel does not know (registered by :mod:`.kernels`)."""
+        return registered_kernel(self, env)
 
 
 class FairUCB(DecomposedUCB):
@@ -674,7 +673,5 @@ class FairLinUCB:
 
     def compiled(self, env):
         """The compiled fast path against :class:`~.model.CausalBanditEnv`
-        (:func:`~.kernels.kernel_for`), or None."""
-        from .kernels import kernel_for
-
-        return kernel_for(self, env)
+        (:func:`~.kernels.kernel_for`, registered by :mod:`.kernels`), or None."""
+        return registered_kernel(self, env)

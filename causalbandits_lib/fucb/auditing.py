@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..core.kernels import registered_kernel
 from ..core.policies import CellStatistics
 from ..core.runner import SimulationResult
 from ..core.streams import RunStreams
@@ -92,10 +93,9 @@ class Audited:
 
     def compiled(self, env):
         """The compiled fast path of the policy and its auditor together against
-        :class:`~.model.CausalBanditEnv` (:func:`~.kernels.kernel_for`), or None."""
-        from .kernels import kernel_for
-
-        return kernel_for(self, env)
+        :class:`~.model.CausalBanditEnv` (:func:`~.kernels.kernel_for`, registered by
+        :mod:`.kernels`), or None."""
+        return registered_kernel(self, env)
 
 
 def unfair_counts(result: SimulationResult, taus: Sequence[float], definition: str = "auditor_paper") -> np.ndarray:

@@ -26,6 +26,11 @@ operation, including the order of every sum over cells or coordinates (numpy red
 row pairwise: :func:`~causalbandits_lib.core.kernels.pairwise_sum` does the same), and ``log(1/δ_t)`` is computed by
 :func:`~.algorithms.log_inv_delta` itself, so the two paths agree bit for bit; the tests and the
 registry's conformance check compare them.
+
+The module registers :func:`kernel_for` as the compiled fast path of
+:class:`~.algorithms.DecomposedUCB` (and so of its subclasses), :class:`~.algorithms.FairLinUCB` and
+:class:`~.auditing.Audited` (:func:`~causalbandits_lib.core.kernels.register_kernel`) when it is
+imported, which the chapter's package does: the classes do not import it back.
 """
 
 from __future__ import annotations
@@ -35,7 +40,18 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, pairwise_sum
+from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, pairwise_sum, register_kernel
+from .algorithms import (
+    BoundedDiscrepancy,
+    DecomposedUCB,
+    FairLinUCB,
+    FairUCB,
+    IdentifiedDiscrepancy,
+    TrueDeltaFairUCB,
+    log_inv_delta,
+)
+from .auditing import Audited, FairnessAuditor
+from .model import CausalBanditEnv, IIDContexts, UserSequence
 
 __all__ = ["CausalBanditKernel", "kernel_for"]
 
@@ -427,8 +443,6 @@ def _cells(dec, position) -> tuple:
 
 def _estimator(est) -> tuple | None:
     """The arrays :func:`_estimate` reads, or None for an estimator the kernel does not know."""
-    from .algorithms import BoundedDiscrepancy, IdentifiedDiscrepancy
-
     f, i = np.zeros(0), np.zeros(0, dtype=np.int64)
     probs = _flat(est.dec.probs)
     if type(est) is IdentifiedDiscrepancy:
@@ -552,16 +566,12 @@ class CausalBanditKernel:
             self.aud_knobs = (0.0, False)
 
     def _contexts(self, t0: int, t1: int) -> np.ndarray:
-        from .model import IIDContexts
-
         src = self.env.contexts
         if type(src) is IIDContexts:
             return np.searchsorted(src.cdf, src.noise.block(t0, t1), side="right").astype(np.int64)
         return src.user_contexts[src.order[:, np.arange(t0, t1) % len(src.user_contexts)]].astype(np.int64)
 
     def run(self, t0: int, t1: int, out) -> None:
-        from .algorithms import log_inv_delta
-
         env, inner, auditor = self.env, self.inner, self.auditor
         R, B = len(policy_rows(inner)), t1 - t0
         ctx = np.ascontiguousarray(self._contexts(t0, t1))
@@ -641,8 +651,6 @@ def policy_rows(policy) -> np.ndarray:
 
 def _policy_kind(cls) -> int | None:
     """The policy code of one of the chapter's classes (exact type), or None."""
-    from .algorithms import DecomposedUCB, FairLinUCB, FairUCB, TrueDeltaFairUCB
-
     kinds = {DecomposedUCB: DECOMPOSED, FairUCB: FAIR_UCB, FairLinUCB: FAIR_LINUCB, TrueDeltaFairUCB: TRUE_DELTA}
     return kinds.get(cls)
 
@@ -666,10 +674,6 @@ def kernel_for(policy, env, *, algorithm=None, index_bounds=None):
         clipped to ``max(min(UCB_a, upper), lower)`` of its context before the choice (not with
         :class:`~.algorithms.FairLinUCB`, whose score is not a cell-decomposed index: None then).
     """
-    from .algorithms import FairLinUCB, FairUCB, TrueDeltaFairUCB
-    from .auditing import Audited, FairnessAuditor
-    from .model import CausalBanditEnv, IIDContexts, UserSequence
-
     if type(env) is not CausalBanditEnv or type(env.contexts) not in (IIDContexts, UserSequence):
         return None
     inner, auditor = policy, None
@@ -715,3 +719,8 @@ def kernel_for(policy, env, *, algorithm=None, index_bounds=None):
     return CausalBanditKernel(
         policy, env, inner, auditor, env_arrays, nodes, position, est, aud_est, kind, index_bounds
     )
+
+
+register_kernel(DecomposedUCB, kernel_for)
+register_kernel(FairLinUCB, kernel_for)
+register_kernel(Audited, kernel_for)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.kernels import registered_kernel
 from ..core.streams import RunStreams
 from ..fairx.algorithms import FairXTS, FairXUCB
 from ..fairx.merit import ExpMerit
@@ -152,10 +153,8 @@ class _Clipped:
 
     def compiled(self, env):
         """The fucb chapter's kernel on the recommender, with the bounds (None for another
-        environment or a subclass: the numpy path runs)."""
-        from .kernels import cell_kernel
-
-        return cell_kernel(self, env)
+        environment or a subclass: the numpy path runs; registered by :mod:`.kernels`)."""
+        return registered_kernel(self, env)
 
 
 class CellUCB(_Clipped, DecomposedUCB):
@@ -238,10 +237,9 @@ class ContextFree:
 
     def compiled(self, env):
         """The fairx chapter's kernel of the inner policy on the recommender
-        (:func:`~.kernels.context_free_kernel`), or None: the numpy path runs."""
-        from .kernels import context_free_kernel
-
-        return context_free_kernel(self, env)
+        (:func:`~.kernels.context_free_kernel`, registered by :mod:`.kernels`), or None: the numpy
+        path runs."""
+        return registered_kernel(self, env)
 
 
 def make_policy(

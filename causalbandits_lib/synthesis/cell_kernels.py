@@ -27,6 +27,10 @@ the kernel adds over the cells in order. The values the chapter records (regret,
 discrepancy, violation, exposure) are exact functions of the decisions and agree exactly; the
 estimates (dual variable, estimated violation, optimistic value) agree within 1e-9 relative
 (``tests/synthesis/test_cell_kernels.py``). A run's numbers do not depend on the runs beside it.
+
+The module registers :func:`kernel_for` as the compiled fast path of :class:`~.logistic.LogisticView`
+(:func:`~causalbandits_lib.core.kernels.register_kernel`) when it is imported, which the chapter's
+package does: the view does not import it back.
 """
 
 from __future__ import annotations
@@ -47,8 +51,9 @@ from ..cclb.kernels import (
     softplus,
     tie_threshold,
 )
-from ..core.kernels import argmax_ties_row, np_maximum, np_minimum
+from ..core.kernels import argmax_ties_row, np_maximum, np_minimum, register_kernel
 from . import model as M
+from .logistic import N_CELLS, CellCCLB, LogisticView, cell_context
 
 __all__ = ["FEEDBACK", "DIAGNOSTICS", "CellCCLBKernel", "kernel_for"]
 
@@ -401,8 +406,6 @@ class CellCCLBKernel:
         self.cf = np.asarray(M.CF_CONTEXT, dtype=np.int64)
 
     def run(self, t0: int, t1: int, out) -> None:
-        from .logistic import N_CELLS, cell_context
-
         view, p, env = self.view, self.policy, self.env
         h = p.history
         R, B = p.n_runs, t1 - t0
@@ -453,8 +456,6 @@ class CellCCLBKernel:
 def kernel_for(view, env):
     """The compiled kernel of ``view`` (a :class:`~.logistic.LogisticView`) against ``env``, or
     None when it does not cover the pair: another environment or policy, or the ``"exact"`` mode."""
-    from .logistic import CellCCLB
-
     if type(env) is not M.RecommenderEnv or type(getattr(view, "inner", None)) is not CellCCLB:
         return None
     if view.inner.optimistic not in ("sqp", "quadratic"):
@@ -462,3 +463,6 @@ def kernel_for(view, env):
     if np.shape(env.means) != (M.N_CONTEXTS, M.N_ITEMS):
         return None
     return CellCCLBKernel(view, env)
+
+
+register_kernel(LogisticView, kernel_for)

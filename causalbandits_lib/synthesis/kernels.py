@@ -30,6 +30,11 @@ and the deployed ``exposure``; ``reward`` and F-UCB's diagnostics come from the 
 The two paths agree bit for bit (the registry's conformance check and ``tests/synthesis``
 compare them). Where a view would not be exact (it is checked when built) or an adapter is
 subclassed, ``compiled`` returns None and the numpy path runs.
+
+The module registers :func:`cell_kernel` as the compiled fast path of the three cell adapters and
+:func:`context_free_kernel` as that of :class:`~.algorithms.ContextFree`
+(:func:`~causalbandits_lib.core.kernels.register_kernel`) when it is imported, which the chapter's
+package does: the adapters do not import it back.
 """
 
 from __future__ import annotations
@@ -37,11 +42,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.environments import ContextualBernoulliBandit
+from ..core.kernels import register_kernel
 from ..core.scm import DiscreteSCM
 from ..fairx import kernels as fairx_kernels
 from ..fucb import kernels as fucb_kernels
 from ..fucb.algorithms import DecomposedUCB, FairUCB, TrueDeltaFairUCB
 from ..fucb.model import CausalBanditEnv, IIDContexts
+from . import algorithms as A
 from . import model as M
 
 __all__ = ["ItemColumns", "causal_view", "bandit_view", "RecommenderKernel", "cell_kernel", "context_free_kernel"]
@@ -221,8 +228,6 @@ def cell_kernel(policy, env) -> RecommenderKernel | None:
     """The fast path of :class:`~.algorithms.CellUCB`, :class:`~.algorithms.CellFairUCB` or
     :class:`~.algorithms.CellTrueDeltaUCB` (exact types) on :class:`~.model.RecommenderEnv`: the
     fucb kernel of the class each adapts, with the adapter's PCB bounds; None otherwise."""
-    from . import algorithms as A
-
     algorithm = {A.CellUCB: DecomposedUCB, A.CellFairUCB: FairUCB, A.CellTrueDeltaUCB: TrueDeltaFairUCB}.get(
         type(policy)
     )
@@ -241,8 +246,6 @@ def context_free_kernel(policy, env) -> RecommenderKernel | None:
     :class:`~.model.RecommenderEnv`: the fairx kernel of its inner policy (the policy's own
     ``compiled``, e.g. FairX-UCB's or FairX-TS's, or FairX-UCB's kernel with the clipped box for
     :class:`~.algorithms.BoundedFairXUCB`); None when the fairx chapter has no kernel for it."""
-    from . import algorithms as A
-
     if type(policy) is not A.ContextFree or type(env) is not M.RecommenderEnv:
         return None
     inner = policy.inner
@@ -257,3 +260,9 @@ def context_free_kernel(policy, env) -> RecommenderKernel | None:
     if not isinstance(kernel, fairx_kernels.FairXKernel):
         return None
     return RecommenderKernel(policy, env, view, kernel, "context_free")
+
+
+register_kernel(A.CellUCB, cell_kernel)
+register_kernel(A.CellFairUCB, cell_kernel)
+register_kernel(A.CellTrueDeltaUCB, cell_kernel)
+register_kernel(A.ContextFree, context_free_kernel)

@@ -37,6 +37,7 @@ from ..cclb.algorithms import CCLB
 from ..cclb.confidence import LogisticData
 from ..cclb.environment import FairContext
 from ..cclb.optimism import support_points
+from ..core.kernels import registered_kernel
 from ..core.streams import RunStreams
 from . import model as M
 
@@ -184,11 +185,9 @@ class LogisticView:
 
     def compiled(self, env):
         """The compiled fast path of a :class:`CellCCLB` against :class:`~.model.RecommenderEnv`
-        (:class:`~.cell_kernels.CellCCLBKernel`), or None for another pair; this class stays the
-        readable reference."""
-        from .cell_kernels import kernel_for
-
-        return kernel_for(self, env)
+        (:class:`~.cell_kernels.CellCCLBKernel`, registered by :mod:`.cell_kernels`), or None for
+        another pair; this class stays the readable reference."""
+        return registered_kernel(self, env)
 
 
 def slater_margin(inst: M.Instance, tau: float) -> float:
