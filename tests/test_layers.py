@@ -9,7 +9,14 @@ The rule (``ARCHITECTURE.md``):
   included;
 - ``causalbandits_lib.book`` may import everything else; nothing outside it imports it;
 - no private name (``_x``) is imported from another module;
+- no import cycle: no two modules import each other, directly or through others (issue 33);
 - every chapter has the same anatomy.
+
+Every ``import`` and ``from ... import`` statement counts, wherever it stands (a lazy import inside
+a function still closes a circle); relative imports are resolved, and ``from package import name``
+imports the submodule ``package.name`` when there is one, else the package's ``__init__``. Python
+also runs a package's ``__init__`` before any module in it; that implicit step is not an edge (an
+``__init__`` may import its own submodules).
 """
 
 from __future__ import annotations
@@ -34,12 +41,14 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> list[tuple[str, list[str], int]]:
-    """(absolute module, imported names, line) for every import of the library in ``path``."""
+def _imports(path: Path, source: str | None = None) -> list[tuple[str, list[str], int]]:
+    """(absolute module, imported names, line) for every import of the library in ``path`` (or in
+    ``source``, read as if it were that file)."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    text = path.read_text(encoding="utf-8") if source is None else source
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
@@ -99,6 +108,136 @@ def test_no_private_name_crosses_a_module(path):
     for module, names, line in _imports(path):
         private = [n for n in names if n.startswith("_") and not n.startswith("__")]
         assert not private, f"{path.relative_to(ROOT)}:{line} imports private name(s) {private} from {module}"
+
+
+def _import_graph(sources: dict[Path, str | None]) -> dict[str, dict[str, str]]:
+    """module -> {imported module of the library: "file:line" of the first such import}, for the
+    files ``sources`` (path -> its text, or None to read the file)."""
+    modules = {_module_name(path): path for path in sources}
+    graph: dict[str, dict[str, str]] = {}
+    for me, path in modules.items():
+        edges = graph.setdefault(me, {})
+        for module, names, line in _imports(path, sources[path]):
+            # `from package import name` imports the submodule package.name when there is one
+            targets = [f"{module}.{n}" if f"{module}.{n}" in modules else module for n in names] or [module]
+            for target in targets:
+                if target in modules and target != me:
+                    edges.setdefault(target, f"{path.relative_to(ROOT)}:{line}")
+    return graph
+
+
+def _cycles(graph: dict[str, dict[str, str]]) -> list[tuple[list[str], set[str]]]:
+    """(one shortest cycle, as a list of modules with the first repeated at the end; the strongly
+    connected set it lies in) for every such set of more than one module (Tarjan's algorithm, then
+    a breadth-first search)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            components.append(component)
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph) + 100))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    cycles = []
+    for component in components:
+        if len(component) < 2:
+            continue
+        start = min(component)
+        parent: dict[str, str] = {}
+        frontier = [start]
+        while frontier and start not in parent:
+            nxt = []
+            for v in frontier:
+                for w in sorted(graph[v]):
+                    if w in component and w not in parent:
+                        parent[w] = v
+                        nxt.append(w)
+            frontier = nxt
+        path = [start]
+        while len(path) == 1 or path[-1] != start:
+            path.append(parent[path[-1]])
+        cycles.append((path[::-1], component))
+    return sorted(cycles, key=lambda c: c[0])
+
+
+def _describe(cycle: list[str], component: set[str], graph: dict[str, dict[str, str]]) -> str:
+    short = [m.removeprefix(PACKAGE + ".") for m in cycle]
+    steps = [f"{short[i]} -> {short[i + 1]} ({graph[cycle[i]][cycle[i + 1]]})" for i in range(len(cycle) - 1)]
+    others = sorted(m.removeprefix(PACKAGE + ".") for m in component - set(cycle))
+    tangled = f" [also in the tangle: {', '.join(others)}]" if others else ""
+    return "import cycle: " + "; ".join(steps) + tangled
+
+
+def _import_cycles(inside_book: bool) -> list[str]:
+    graph = _import_graph({path: None for path in SOURCES})
+    return [
+        _describe(cycle, component, graph)
+        for cycle, component in _cycles(graph)
+        if all(_layer(m) == "book" for m in cycle) == inside_book
+    ]
+
+
+def test_no_import_cycle():
+    """No two modules of the library import each other, directly or through others (the book's
+    own modules are checked by the next test)."""
+    found = _import_cycles(inside_book=False)
+    assert not found, "\n".join(found)
+
+
+def test_no_import_cycle_in_the_book():
+    """The book's machinery too: reading a sensitivity record (``book.choices``) is apart from
+    running one (``book.sensitivity``, which runs sweeps)."""
+    found = _import_cycles(inside_book=True)
+    assert not found, "\n".join(found)
+
+
+def test_the_cycle_check_catches_a_cycle():
+    """The checker itself must be able to fail: two modules importing each other (one of them
+    inside a function) and a longer circle are reported, with the lines; a one-way import is not."""
+    fucb = LIB / "fucb"
+    probes = {
+        fucb / "_probe_a.py": "from . import _probe_b\n",
+        fucb / "_probe_b.py": "def f():\n    from ._probe_a import g\n",
+        fucb / "_probe_c.py": "from ._probe_d import x\n",
+        fucb / "_probe_d.py": "from causalbandits_lib.fucb._probe_e import y\n",
+        fucb / "_probe_e.py": "import causalbandits_lib.fucb._probe_c\n",
+        fucb / "_probe_f.py": "from ._probe_a import z\n",
+    }
+    graph = _import_graph(probes)
+    found = [_describe(cycle, component, graph) for cycle, component in _cycles(graph)]
+    assert found == [
+        "import cycle: fucb._probe_a -> fucb._probe_b (causalbandits_lib/fucb/_probe_a.py:1); "
+        "fucb._probe_b -> fucb._probe_a (causalbandits_lib/fucb/_probe_b.py:2)",
+        "import cycle: fucb._probe_c -> fucb._probe_d (causalbandits_lib/fucb/_probe_c.py:1); "
+        "fucb._probe_d -> fucb._probe_e (causalbandits_lib/fucb/_probe_d.py:1); "
+        "fucb._probe_e -> fucb._probe_c (causalbandits_lib/fucb/_probe_e.py:1)",
+    ], found
 
 
 @pytest.mark.parametrize("chapter", _chapters())

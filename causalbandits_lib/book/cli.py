@@ -60,24 +60,54 @@ def writable_folder(path: Path, option: str) -> Path:
 
 
 # ---------------------------------------------------------------------------- list
-def _measured_times(nb) -> str:
+def _record_folders(extra: Sequence[Path] = ()) -> list[Path]:
+    """Where ``list`` looks for the records of runs at the smoke and book profiles: the folder a
+    notebook writes into (``CAUSALBANDITS_RECORD_DIR`` when set, else ``_build/records/<profile>``),
+    ``run``'s and ``sweep``'s default ``--out`` in the working folder, then every ``--records``."""
+    import os
+
+    from .notebook import RECORD_DIR_ENV
+
+    folders = [Path(os.environ[RECORD_DIR_ENV])] if os.environ.get(RECORD_DIR_ENV) else []
+    folders += [Path("causalbandits-out"), Path("causalbandits-sweep"), *extra]
+    return list(dict.fromkeys(folders))
+
+
+def _measured_times(nb, folders: Sequence[Path] = ()) -> str:
     """What a run of ``nb`` cost at each profile: the paper profile from the committed record, the
-    others from the records of this checkout's last build or test run (``_build/records``)."""
+    others from the newest record of that profile in ``_build/records/<profile>`` and ``folders``
+    (``<chapter>/<notebook>.json`` as ``run`` writes it, ``<chapter>/<notebook>/*/record.json`` as
+    ``sweep`` does), preferring a run with the profile's own parameters."""
     import json
 
     out = []
     for profile in ("smoke", "book", "paper"):
         if profile == "paper":
-            path, where = paths.paper_results_dir() / nb.chapter / f"{nb.name}.json", "committed record"
+            candidates = [(paths.paper_results_dir() / nb.chapter / f"{nb.name}.json", "committed record")]
         else:
-            path, where = paths.default_record_dir(profile) / nb.chapter / f"{nb.name}.json", "last run here"
-        try:
-            rec = json.loads(path.read_text(encoding="utf-8"))
-            seconds, day = float(rec["timings"]["wall_seconds"]), rec["timings"]["started"][:10]
-        except (OSError, ValueError, KeyError, TypeError):
-            out.append(f"{profile} not measured here")
+            candidates = [(paths.default_record_dir(profile) / nb.chapter / f"{nb.name}.json", "last run here")]
+            for folder in folders:
+                candidates.append((folder / nb.chapter / f"{nb.name}.json", str(folder)))
+                candidates += [(p, str(folder)) for p in sorted((folder / nb.chapter / nb.name).glob("*/record.json"))]
+        own = nb.resolve({"profile": profile})[0]
+        best = None
+        for path, where in candidates:
+            try:
+                rec = json.loads(path.read_text(encoding="utf-8"))
+                seconds, started = float(rec["timings"]["wall_seconds"]), str(rec["timings"]["started"])
+                if rec["notebook"] != nb.id or rec["profile"] != profile:
+                    continue
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            rank = (rec.get("parameters") == own, started)
+            if best is None or rank > best[0]:
+                best = (rank, seconds, where)
+        if best is None:
+            out.append(f"{profile} not measured in the folders searched")
             continue
-        out.append(f"{profile} {seconds:.0f} s ({where}, {day})")
+        (same, started), seconds, where = best
+        other = "" if same else ", other parameters than the profile's"
+        out.append(f"{profile} {seconds:.0f} s ({where}, {started[:10]}{other})")
     return "; ".join(out)
 
 
@@ -85,6 +115,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     from .execution import chapters, resolve_target
     from .params import COMMON
 
+    for folder in args.records or []:
+        if not Path(folder).is_dir():
+            raise FileNotFoundError(f"list --records {folder}: not a folder; give a folder of records (a run's --out)")
+    folders = _record_folders([Path(f) for f in args.records or []])
     all_chapters = chapters()
     targets = (
         resolve_target(args.target, all_chapters)
@@ -97,7 +131,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             current = nb.chapter
             print(f"{current}: {all_chapters[current].title}")
         print(f"  {nb.id}  {nb.title}")
-        print(f"      time: {_measured_times(nb)}")
+        print(f"      time: {_measured_times(nb, folders)}")
         if args.brief:
             continue
         for name, p in nb.all_parameters().items():
@@ -113,6 +147,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"          {p.help}")
     if not args.all_params and not args.brief:
         print("every notebook also takes: profile (smoke|book|paper, default book) and seed (integer >= 0, default 0)")
+    searched = ", ".join(str(f) for f in [paths.default_record_dir("PROFILE"), *folders])
+    print(f"times at smoke and book: the newest record of the profile in {searched}; add --records DIR for others")
     return 0
 
 
@@ -152,6 +188,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 timeout=args.timeout,
             )
         except ExecutionError as exc:
+            from .execution import INTERRUPTED
+
+            if INTERRUPTED.is_set():  # Ctrl-C reached the kernel too: its cell stopped, it did not fail
+                raise KeyboardInterrupt from None
             _err(str(exc))
             return EXIT_FAILED
         done.append(result)
@@ -309,6 +349,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise ParameterError(f"sweep runs one notebook; {args.target!r} names {len(notebooks)}: give CHAPTER/NOTEBOOK")
     spec = notebooks[0]
     check_jobs(args.jobs, args.force)
+    if args.retries < 0:
+        raise ParameterError(f"--retries {args.retries}: give 0 or more extra attempts per failed point")
+    if args.max_points is not None and args.max_points < 1:
+        raise ParameterError(f"--max-points {args.max_points}: give a positive number of points")
     total, _ = count_grid(spec, args.param or [])
     points = expand_grid(spec, args.param or [], profile=args.profile, max_points=args.max_points)  # validates all
     if len(points) < total:
@@ -361,41 +405,92 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     from .records import atomic_write_text
-    from .sweep import collect, plot_metric, summarise, table_hash
+    from .sweep import NO_RECORD, NOT_JUDGED, collect_points, parameter_columns, plot_metric, summarise, table_hash
 
     folder = Path(args.folder)
     if not folder.is_dir():
-        raise FileNotFoundError(f"{folder} is not a folder of sweep records")
-    table, problems = collect(folder, metrics=args.metric or None)
-    for p in problems:
-        _err(f"skipped a corrupt record: {p}")
-    if table.empty:
-        _err(f"no valid record under {folder}")
-        return EXIT_FAILED
-    csv_text = table.to_csv(index=False, float_format="%.10g", lineterminator="\n")
+        raise FileNotFoundError(f"collect: {folder}: no such folder; give a sweep's --out folder")
+    if args.plot and not args.by:
+        raise ParameterError("--plot METRIC needs --by PARAMETER (the swept parameter on the x axis)")
+    if args.strict and args.allow_missing:
+        raise ParameterError("--strict and --allow-missing contradict each other; give one")
     out = Path(args.csv) if args.csv else folder / "collected.csv"
+    _check_not_a_file(out.parent, "--csv")
+    if out.is_dir():
+        raise ParameterError(f"--csv {out}: is a folder; give the path of a .csv file")
+    found = collect_points(folder, metrics=args.metric or None)
+    table = found.table
+    for note in found.notes:
+        print(note)
+    problems = list(found.left_out.items()) + list(found.missing.items())
+    level, shown = ("warning" if args.allow_missing else "error"), 20
+    for point, why in problems[:shown]:
+        print(f"causalbandits: {level}: point {point}: {why}", file=sys.stderr)
+    if len(problems) > shown:
+        print(
+            f"causalbandits: {level}: ... and {len(problems) - shown} more point(s) without a valid record",
+            file=sys.stderr,
+        )
+    if table.empty:
+        _err(f"{folder}: no valid record of a sweep point (a point folder's record.json) among {found.points} point(s)")
+        return EXIT_FAILED
+    lacking = f"{found.without_row} of the grid's {found.points} point(s) have no valid record"
+    detail = f"{len(found.missing)} missing, {len(found.left_out)} left out"
+    if problems and not args.allow_missing:
+        earlier = f" (the earlier {out} is not this folder's table)" if out.exists() else ""
+        _err(
+            f"{folder}: {lacking} ({detail}); no table written{earlier}: re-run the sweep to complete it, or pass "
+            f"--allow-missing to tabulate the {len(table)} point(s) that have one"
+        )
+        return EXIT_FAILED
+    params = parameter_columns(table)
+    for name in args.metric or []:
+        if name not in table.columns:
+            raise ParameterError(f"--metric {name}: no record under {folder} has this metric")
+    if args.summary and args.over not in params:
+        raise ParameterError(
+            f"--over {args.over}: not a parameter of the table, whose parameters are {', '.join(params)}"
+        )
+    if args.plot and args.by not in params:
+        raise ParameterError(f"--by {args.by}: not a parameter of the table; its parameters are {', '.join(params)}")
+    if args.plot and (args.plot not in table.columns or args.plot in params):
+        metrics = [c for c in table.columns if "." in c and not c.startswith("verdict:")]
+        raise ParameterError(f"--plot {args.plot}: not a metric of the table; its metrics are {', '.join(metrics)}")
+    csv_text = table.to_csv(index=False, float_format="%.10g", lineterminator="\n")
     atomic_write_text(out, csv_text)
-    print(f"{len(table)} point(s) -> {out}")
-    print(f"table SHA-256 {table_hash(csv_text)} (cite this with the command that made the sweep)")
+    whole = "every point of the grid" if not problems else f"{len(table)} of the grid's {found.points} points"
+    print(f"{len(table)} point(s) -> {out}" + (f"; {lacking} ({detail}), left out of the table" if problems else ""))
+    print(f"table SHA-256 {table_hash(csv_text)} ({whole}; cite this with the command that made the sweep)")
     if args.summary:
-        summary = summarise(table, over=args.over)
+        summary = summarise(table, over=args.over, absent=found.absent)
         path = out.with_suffix(".summary.csv")
         atomic_write_text(path, summary.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
-        claims = summary[summary["what"] == "claim"]
+        claims = summary[summary["what"] == "claim"] if len(summary) else summary
         print(
             f"summary over {args.over} -> {path} ({len(claims)} claim row(s), "
             f"{len(summary) - len(claims)} metric row(s))"
         )
-        others = [c for c in summary.columns if c not in ("what", "name", "points", "value", "low", "high")]
+        unknown = sum(a is None for a in found.absent)
+        if unknown:
+            print(f"  {unknown} point(s) without a valid record and of unknown parameters are in no row's denominator")
+        fixed = ("notebook", "what", "name", "points", "measured", "value", "low", "high", NOT_JUDGED, NO_RECORD)
+        verdicts = [c for c in summary.columns if c not in fixed and c not in params]
+        others = [c for c in params if c != args.over and c in summary.columns]
         for _, r in claims.iterrows():
             where = ", ".join(f"{c}={r[c]}" for c in others if c != "profile")
-            print(f"  {r['name']} ({where}): reproduced at {r['value']:.0%} of {r['points']} point(s)")
+            counts = ", ".join(f"{c} {int(r[c])}" for c in (*verdicts, NOT_JUDGED, NO_RECORD) if r[c])
+            points = int(r["points"])
+            if r["value"] == r["value"]:  # not NaN: testable at some point
+                said = f"reproduced at {r['value']:.0%} of {points} point(s)"
+            elif int(r["measured"]) == points:
+                said = f"not testable at any of its {points} point(s)"
+            else:
+                said = f"not testable at any of the {int(r['measured'])} of its {points} point(s) that judged it"
+            print(f"  {r['name']} ({where}): {said} ({counts})")
     if args.plot:
-        if not args.by:
-            raise ParameterError("--plot METRIC needs --by PARAMETER (the swept parameter on the x axis)")
         png = plot_metric(table, args.plot, args.by, out.with_suffix(f".{args.plot}.png"))
         print(f"plot -> {png}")
-    return 1 if problems and args.strict else 0
+    return 0
 
 
 # ---------------------------------------------------------------------------- diff
@@ -404,29 +499,72 @@ def _check_rtol(rtol: float) -> None:
         raise ParameterError(f"--rtol {rtol}: give a relative tolerance >= 0 (0 compares exactly)")
 
 
+def _diff_records(folder: Path) -> dict[str, Path]:
+    """The records below ``folder`` by relative path: every ``*.json`` but a sweep's point
+    descriptions (``point.json``) and what a running sweep stages (``.work-*``)."""
+    from .records import find_records
+
+    found = {}
+    for path in find_records(folder):
+        rel = path.relative_to(folder)
+        if path.name == "point.json" or any(part.startswith(".work-") for part in rel.parts):
+            continue
+        found[rel.as_posix()] = path
+    return found
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .records import RESULT_KEYS, RecordError, compare_record_files
+    from .records import RESULT_KEYS, RecordError, compare_results, load_record
 
     _check_rtol(args.rtol)
-    for p in (args.old, args.new):
-        if not Path(p).exists():
+    if args.max_lines < 0:
+        raise ParameterError(f"--max-lines {args.max_lines}: give a number of lines >= 0")
+    old, new = Path(args.old), Path(args.new)
+    for p in (old, new):
+        if not p.exists():
             raise FileNotFoundError(f"diff: {p}: no such record or folder; give two records (.json) or two folders")
-    try:
-        found = compare_record_files(Path(args.old), Path(args.new), rtol=args.rtol)
-    except RecordError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    different = {rel: lines for rel, lines in found.items() if lines}
-    for rel, lines in different.items():
-        print(f"{rel}: {len(lines)} difference(s)")
-        for line in lines[: args.max_lines]:
-            print(f"  {line}")
-        if len(lines) > args.max_lines:
-            print(f"  ... and {len(lines) - args.max_lines} more")
+    if old.is_dir() != new.is_dir():
+        folder, record = (old, new) if old.is_dir() else (new, old)
+        raise ParameterError(
+            f"diff: {folder} is a folder and {record} a file; give two records (.json) or two folders of records"
+        )
+    if old.is_dir():
+        a, b = _diff_records(old), _diff_records(new)
+        if not a and not b:
+            raise ParameterError(f"diff: neither {old} nor {new} holds a record (*.json); give folders of records")
+    else:
+        a, b = {new.name: old}, {new.name: new}
     what = "/".join(("parameters",) + RESULT_KEYS)
     same = "identical" if args.rtol == 0 else f"equal within rtol {args.rtol:g}"
-    print(f"{len(found)} record(s) compared ({what}): {len(found) - len(different)} {same}, {len(different)} differ")
-    return EXIT_FAILED if different else 0
+    compared, different, invalid = 0, 0, 0
+    only_old, only_new = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+    for rel in sorted(set(a) & set(b)):
+        try:
+            lines = compare_results(load_record(a[rel]), load_record(b[rel]), rtol=args.rtol)
+        except RecordError as exc:
+            invalid += 1
+            _err(f"{rel}: not compared: {exc}")
+            continue
+        compared += 1
+        if lines:
+            different += 1
+            print(f"{rel}: {len(lines)} difference(s)")
+            for line in lines[: args.max_lines]:
+                print(f"  {line}")
+            if len(lines) > args.max_lines:
+                print(f"  ... and {len(lines) - args.max_lines} more")
+    for rel in only_old:
+        print(f"{rel}: missing in {new} (a record only in {old})")
+    for rel in only_new:
+        print(f"{rel}: missing in {old} (a record only in {new})")
+    summary = f"{compared} record(s) compared ({what}): {compared - different} {same}, {different} differ"
+    if only_old or only_new:
+        summary += f"; {len(only_old) + len(only_new)} missing, not compared ({len(only_old)} only in {old}, "
+        summary += f"{len(only_new)} only in {new})"
+    if invalid:
+        summary += f"; {invalid} not compared, invalid"
+    print(summary)
+    return EXIT_FAILED if different or only_old or only_new or invalid else 0
 
 
 # ---------------------------------------------------------------------------- rejudge
@@ -467,10 +605,12 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- verify
-def _print_verification(v, rtol: float, max_lines: int) -> None:
+def _print_verification(v, rtol: float, max_lines: int, kept: bool = True) -> None:
     if v.ok:
         if v.smoke:
-            print(f"      ok: the notebook runs and judges all its claims ({v.rerun})", flush=True)
+            # without --out the re-run is in a temporary folder, removed before the command ends
+            where = f"re-run kept at {v.rerun}" if kept else "re-run in a temporary folder, removed; --out DIR keeps it"
+            print(f"      ok: the notebook runs and judges all its claims ({where})", flush=True)
         else:
             how = "identical" if v.rerun_hash == v.cited_hash else f"equal within rtol {rtol:g}"
             print(f"      ok: results {how} (results hash {v.cited_hash[:16]})", flush=True)
@@ -539,7 +679,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 print(f"[{i}/{len(targets)}] {path}: {mode}", flush=True)
                 v = verify_record(path, out, rtol=args.rtol, smoke=args.smoke, timeout=args.timeout)
                 failed += not v.ok
-                _print_verification(v, args.rtol, args.max_lines)
+                _print_verification(v, args.rtol, args.max_lines, kept=bool(args.out))
                 _print_claims(v, [c for c, p in claims.items() if p == path])
         else:
             print(f"{len(targets)} record(s), {mode}, on {args.jobs} worker processes", flush=True)
@@ -551,7 +691,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 print(f"  {targets[o.index]}:", flush=True)
                 if o.ok:
                     failed += not o.result.ok
-                    _print_verification(o.result, args.rtol, args.max_lines)
+                    _print_verification(o.result, args.rtol, args.max_lines, kept=bool(args.out))
                 else:
                     failed += 1
                     first = (o.error or "unknown error").strip().splitlines()[-1]
@@ -577,6 +717,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", nargs="?", help="CHAPTER or CHAPTER/NOTEBOOK (default: everything)")
     p.add_argument("--brief", action="store_true", help="notebooks only, no parameters")
     p.add_argument("--all-params", action="store_true", help="also list profile and seed")
+    p.add_argument(
+        "--records",
+        action="append",
+        metavar="DIR",
+        help="also take the smoke and book times from the records in DIR (a run's or a sweep's --out); repeatable",
+    )
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("run", help="execute notebooks with papermill and write records")
@@ -653,7 +799,13 @@ def build_parser() -> argparse.ArgumentParser:
         "metric the mean and 95%% interval over --over",
     )
     p.add_argument("--over", default="seed", help="the parameter --summary summarises over [%(default)s]")
-    p.add_argument("--strict", action="store_true", help="exit 1 if any record was corrupt")
+    p.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="write the table even when points of the grid have no valid record (missing, invalid or not their "
+        "point's); it says how many (without it: exit 1, no table)",
+    )
+    p.add_argument("--strict", action="store_true", help="exit 1 when a point has no valid record (the default)")
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("report", help="regenerate book/reproducibility.md from the paper-scale records")
@@ -746,44 +898,94 @@ class Terminated(KeyboardInterrupt):
     folders removed) and ends with exit code 143."""
 
 
+def _note_interrupt(on: bool = True) -> None:
+    """Tell the execution module (when loaded: else no kernel runs) that the command is being
+    interrupted, so that kernels are killed at once; without importing anything in a handler."""
+    execution = sys.modules.get(f"{__package__}.execution")
+    flag = getattr(execution, "INTERRUPTED", None)  # (None while the module is still being imported)
+    if flag is not None:
+        (flag.set if on else flag.clear)()
+
+
 def _on_sigterm(signum, frame):
+    _note_interrupt()
     raise Terminated()
+
+
+def _on_sigint(signum, frame):
+    _note_interrupt()
+    raise KeyboardInterrupt()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     import signal
     import threading
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    previous = None
+    previous: dict = {}
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, _on_sigterm)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when SIGINT is ignored
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, _on_sigint)
     try:
+        _note_interrupt(False)
+        args = build_parser().parse_args(argv)
         return _main(args)
+    except Terminated:  # before the command started
+        return _interrupted(terminated=True)
+    except KeyboardInterrupt:
+        return _interrupted(terminated=False)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _one_line(text: str) -> str:
+    """An error message as one line: a newline (or other control character) inside a value that a
+    message quotes is shown escaped, never as a line break."""
+    return "".join(ch if ch >= " " and ch != "\x7f" else repr(ch)[1:-1] for ch in text.strip())
 
 
 def _main(args: argparse.Namespace) -> int:
+    import errno
+
     try:
         return int(args.func(args) or 0)
     except (ParameterError, SpecError) as exc:
-        _err(str(exc))
+        _err(_one_line(str(exc)))
         return EXIT_USAGE
     except FileNotFoundError as exc:
-        _err(str(exc))
+        _err(_one_line(str(exc)))
         return EXIT_USAGE
     except RecordError as exc:
-        _err(str(exc))
+        _err(_one_line(str(exc)))
+        return EXIT_FAILED
+    except OSError as exc:  # a full disk (or a folder gone) while something ran: one line, exit 1
+        what = exc.strerror or type(exc).__name__
+        where = f" at {exc.filename}" if exc.filename else ""
+        full = exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+        hint = "free some space there (or give another --out) and run again" if full else "check it and run again"
+        _err(_one_line(f"{what} (errno {exc.errno}){where}; {hint}"))
         return EXIT_FAILED
     except Terminated:
+        return _interrupted(terminated=True)
+    except KeyboardInterrupt:
+        return _interrupted(terminated=False)
+    except Exception as exc:
+        flag = getattr(sys.modules.get(f"{__package__}.execution"), "INTERRUPTED", None)
+        if flag is not None and flag.is_set():  # raised while unwinding from the signal
+            return _interrupted(terminated=isinstance(exc.__context__, Terminated))
+        raise
+
+
+def _interrupted(terminated: bool) -> int:
+    """The one line of an interrupted command (what papermill and asyncio would log about the
+    execution it stopped is dropped while the interrupt flag is set: see ``execution.INTERRUPTED``)."""
+    _note_interrupt()
+    if terminated:
         _err("interrupted by SIGTERM; workers stopped, nothing partial left at the final paths")
         return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        _err("interrupted (Ctrl-C); workers stopped, nothing partial left at the final paths")
-        return EXIT_INTERRUPTED
+    _err("interrupted (Ctrl-C); workers stopped, nothing partial left at the final paths")
+    return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

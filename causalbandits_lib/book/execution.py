@@ -8,8 +8,12 @@ papermill executes it with the parameters injected after the ``parameters`` cell
 
 from __future__ import annotations
 
+import html
+import logging
 import os
+import re
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +34,9 @@ __all__ = [
     "check_record_matches",
     "remove_stale_kernel_folders",
     "Executed",
+    "HTML_MATHJAX",
+    "html_mathjax",
+    "render_html",
 ]
 
 
@@ -144,6 +151,22 @@ class Executed:
 
 _KERNEL_PREFIX = "causalbandits-kernel-"
 
+#: Set by the command line when it is interrupted (Ctrl-C, SIGTERM): kernels are then killed at once
+#: instead of being interrupted and asked to shut down, which made them log ZMQ errors about the
+#: sockets this process had already closed.
+INTERRUPTED = threading.Event()
+
+
+def _quiet_while_interrupted(record) -> bool:
+    """A logging filter: after an interrupt, what papermill and asyncio would report about the
+    execution it stopped ("Kernel died while waiting for execute reply", a cell's task never
+    retrieved) is dropped; the command's one line says what happened."""
+    return not INTERRUPTED.is_set()
+
+
+for _name in ("papermill", "asyncio"):
+    logging.getLogger(_name).addFilter(_quiet_while_interrupted)
+
 
 def remove_stale_kernel_folders() -> list[Path]:
     """Remove the kernel socket folders (``causalbandits-kernel-<pid>-*`` in the temporary folder)
@@ -213,14 +236,18 @@ def blas_environment() -> dict[str, str]:
     return env
 
 
-def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
+def _ipc_kernel_manager(cwd: str, env: Mapping[str, str], made: list[str] | None = None):
     """A kernel manager for one execution: it starts its kernel in ``cwd`` with ``env`` added to
     this process's environment, and talks to it over local IPC sockets instead of loopback TCP
     (private to the user, and ipykernel does not warn about unencrypted TCP). The sockets live in a
     fresh temporary folder per kernel, so parallel executions cannot pick the same socket.
 
     Nothing process-wide changes (no ``chdir``, no ``os.environ`` update), so executions can run
-    side by side in threads of one process (a Dask worker with several threads)."""
+    side by side in threads of one process (a Dask worker with several threads).
+
+    The kernel's connection file is written into the same folder (not as ``/tmp/tmp*.json``), and
+    each folder is appended to ``made`` so that the caller removes it even when the execution was
+    interrupted before the kernel manager cleaned up."""
     import shutil
     import tempfile
 
@@ -231,6 +258,9 @@ def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             self._socket_dir = tempfile.mkdtemp(prefix=f"{_KERNEL_PREFIX}{os.getpid()}-")
+            if made is not None:
+                made.append(self._socket_dir)
+            kwargs.setdefault("connection_file", os.path.join(self._socket_dir, "kernel.json"))
             kwargs.setdefault("transport", "ipc")
             kwargs.setdefault("ip", os.path.join(self._socket_dir, "k"))
             super().__init__(**kwargs)
@@ -246,6 +276,18 @@ def _ipc_kernel_manager(cwd: str, env: Mapping[str, str]):
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
 
         cleanup_resources = _async_cleanup_resources
+
+        async def _async_shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+            if INTERRUPTED.is_set() and not restart:
+                if self.has_kernel:
+                    self.shutting_down = True
+                    self.stop_restarter()
+                    await self._async_kill_kernel()
+                await self._async_cleanup_resources(restart=False)
+                return
+            await super()._async_shutdown_kernel(now=now, restart=restart)
+
+        shutdown_kernel = _async_shutdown_kernel
 
     return IPCKernelManager
 
@@ -302,6 +344,22 @@ def check_record_matches(path: Path, spec: NotebookSpec, parameters: Mapping[str
     return rec
 
 
+def _os_error_text(spec: NotebookSpec, exc: OSError, out_dir: Path) -> str:
+    """One line for an operating-system error while executing (``No space left on device``)."""
+    import errno
+
+    where = exc.filename or out_dir
+    hint = (
+        "free some space there (or give another --out) and run again"
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+        else "check the folder and run again"
+    )
+    return (
+        f"notebook {spec.id} could not be written: {exc.strerror or exc} (errno {exc.errno}) at {where}; {hint}; "
+        "nothing was left at the final paths"
+    )
+
+
 def execute_notebook(
     spec: NotebookSpec,
     parameters: Mapping[str, Any],
@@ -348,6 +406,7 @@ def execute_notebook(
         progress = sys.stderr.isatty()
     nb = read_notebook(spec)
     remove_stale_kernel_folders()
+    INTERRUPTED.clear()  # (set by an earlier command of this process; an interrupt now stops this one at once)
     started = time.perf_counter()
     # Everything is written into staging folders beside the final paths first and moved into place
     # only after the record has been checked, so an interrupted or failed execution leaves nothing
@@ -370,6 +429,7 @@ def execute_notebook(
         "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
         **blas_environment(),
     }
+    kernel_folders: list[str] = []
     try:
         try:
             papermill.execute_notebook(
@@ -379,7 +439,9 @@ def execute_notebook(
                 kernel_name="python3",
                 progress_bar=progress,
                 execution_timeout=timeout,
-                kernel_manager_class=_ipc_kernel_manager(str(paths.notebooks_dir() / spec.chapter), env),
+                kernel_manager_class=_ipc_kernel_manager(
+                    str(paths.notebooks_dir() / spec.chapter), env, kernel_folders
+                ),
             )
         except PapermillExecutionError as exc:
             failed = _keep_failed_copy(staged_nb, output)
@@ -395,14 +457,21 @@ def execute_notebook(
             else:
                 what = "stopped: its kernel died (killed, or out of memory?)"
             raise ExecutionError(f"notebook {spec.id} {what} in {cell} (executed copy: {failed})") from None
+        except OSError as exc:  # a full disk, a folder that went away: one line, nothing half-written
+            raise ExecutionError(_os_error_text(spec, exc, out_dir)) from None
         if not staged_record.is_file():
             raise ExecutionError(f"notebook {spec.id} ran but wrote no record; does its last cell call nb.finish()?")
         check_record_matches(staged_record, spec, parameters)
-        os.replace(staged_nb, output)
-        os.replace(staged_record, record)  # last: a record at its final path has its notebook beside it
+        try:
+            os.replace(staged_nb, output)
+            os.replace(staged_record, record)  # last: a record at its final path has its notebook beside it
+        except OSError as exc:
+            raise ExecutionError(_os_error_text(spec, exc, out_dir)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(staged_records, ignore_errors=True)
+        for folder in kernel_folders:  # sockets and connection file, also after an interrupt
+            shutil.rmtree(folder, ignore_errors=True)
     return Executed(spec.id, output, record, time.perf_counter() - started)
 
 
@@ -416,18 +485,293 @@ def execute_by_id(notebook: str, parameters: Mapping[str, Any], out_dir: str, re
     return result.seconds, str(result.output), str(result.record)
 
 
+#: The MathJax a page of ``run --html`` carries inside itself: the book's own copy (``make mathjax``
+#: copies the npm package pinned in ``tools/mathjax`` to ``static/mathjax``, the folder the book's
+#: ``mathjax_path`` points at), in its TeX-to-SVG build with every TeX extension: SVG needs no font
+#: files and nothing is fetched later, so the page typesets offline, wherever it is copied.
+HTML_MATHJAX = Path("static") / "mathjax" / "tex-svg-full.js"
+
+# The book's MathJax settings for a notebook page ($...$ and $$...$$ as MyST's dollarmath reads them);
+# code and outputs (<pre>, <code>) are skipped, as MathJax does by default.
+_MATHJAX_CONFIG = """window.MathJax = {
+  tex: {inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']],
+        processEscapes: true, processEnvironments: true},
+  svg: {fontCache: 'global'},
+  options: {ignoreHtmlClass: 'tex2jax_ignore|mathjax_ignore'}
+};"""
+
+# The lab template without anything it would load from a CDN: require.js (only widgets need it),
+# MathJax 2.7.7 and mermaid; MathJax comes inline (``resources["book_mathjax"]``).
+_PAGE_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mathjax -%}{{ resources.book_mathjax }}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+
+_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_ROLE_OR_CODE = re.compile(r"\{(?P<name>[a-zA-Z][\w:+-]*)\}`(?P<text>[^`]+)`|(?P<code>`+)[^`].*?(?P=code)", re.S)
+
+
+def html_mathjax() -> Path | None:
+    """The book's MathJax file for ``run --html`` pages, or None when it has not been fetched (``make
+    mathjax``): a caller can refuse ``--html`` before anything runs."""
+    path = paths.book_root() / HTML_MATHJAX
+    return path if path.is_file() else None
+
+
+def _display_pairs(text: str) -> list[tuple[int, int]]:
+    """Start and end offsets of each ``$$ ... $$`` display (the delimiters included), pairing the
+    ``$$`` in order, as MyST's dollarmath does."""
+    marks = [m.start() for m in re.finditer(r"(?<!\\)\$\$", text)]
+    return [(marks[i], marks[i + 1] + 2) for i in range(0, len(marks) - 1, 2)]
+
+
+_EQ_LABEL = re.compile(r"[ \t]*\((?P<label>[^()\s]+)\)[ \t]*(?=\n|$)")
+
+
+def _equation_labels(markdown: Sequence[str]) -> list[str]:
+    """Labels of the numbered displays (``$$ ... $$ (label)`` and ``{math}`` with ``:label:``) of a
+    page's Markdown, in order: the book numbers them (1), (2), ... on each page."""
+    labels: list[str] = []
+    for text in markdown:
+        found: list[tuple[int, str]] = []
+        for m in _FENCE.finditer(text):
+            if m.group("info").startswith("{math}"):
+                lab = re.search(r"^:label:[ \t]*(\S+)", m.group("body"), re.M)
+                if lab:
+                    found.append((m.start(), lab.group(1)))
+        prose = _FENCE.sub(lambda m: " " * len(m.group(0)), text)
+        for _, end in _display_pairs(prose):
+            lab = _EQ_LABEL.match(prose, end)
+            if lab:
+                found.append((end, lab.group("label")))
+        labels += [label for _, label in sorted(found)]
+    return labels
+
+
+def _myst_markdown_of(source: str) -> list[str]:
+    """The Markdown (not the code cells) of a MyST notebook's source."""
+    return [re.sub(r"^```\{code-cell\}.*?^```[ \t]*$", "", source, flags=re.M | re.S)]
+
+
+class _MystPage:
+    """What the book's Sphinx build gives MyST roles and directives, for one notebook page exported
+    alone: equation numbers (the page's own, and other notebooks'), citations in the book's
+    author-year style with a list of references at the end, documents by their titles."""
+
+    def __init__(self, chapter: str, name: str, markdown: Sequence[str]):
+        self.chapter, self.name = chapter, name
+        self.numbers = {label: i for i, label in enumerate(_equation_labels(markdown), 1)}
+        self._elsewhere: dict[str, tuple[str, int]] | None = None
+        self._bib: dict[str, tuple[str, str]] | None = None
+        self.cited: list[str] = []
+
+    # -- equations -------------------------------------------------------------------------
+    def elsewhere(self, label: str) -> tuple[str, int] | None:
+        if self._elsewhere is None:
+            self._elsewhere = {}
+            for source in sorted(paths.notebooks_dir().glob("*/*.md")):
+                page = f"{source.parent.name}/{source.stem}"
+                for i, lab in enumerate(_equation_labels(_myst_markdown_of(source.read_text(encoding="utf-8"))), 1):
+                    self._elsewhere.setdefault(lab, (page, i))
+        return self._elsewhere.get(label)
+
+    def eq(self, label: str) -> str:
+        if label in self.numbers:
+            return f"[({self.numbers[label]})](#equation-{label})"
+        found = self.elsewhere(label)
+        if found:
+            return f"({found[1]}) of {html.escape(found[0])}"
+        return f"({html.escape(label)})"
+
+    # -- citations -------------------------------------------------------------------------
+    def bibliography(self) -> dict[str, tuple[str, str]]:
+        """Key -> (label as the book shows it, the reference as text), from book/references.bib."""
+        if self._bib is None:
+            self._bib = {}
+            bib_file = paths.book_root() / "book" / "references.bib"
+            if bib_file.is_file():
+                from pybtex.database import parse_file
+                from pybtex.plugin import find_plugin
+
+                data = parse_file(str(bib_file))
+                formatted = find_plugin("pybtex.style.formatting", "plain")().format_bibliography(data)
+                texts = {e.key: e.text.render_as("text") for e in formatted}
+                for key, entry in data.entries.items():
+                    people = entry.persons.get("author") or entry.persons.get("editor") or []
+                    last = [" ".join(n.render_as("text") for n in p.rich_last_names) for p in people]
+                    who = (
+                        last[0]
+                        if len(last) == 1
+                        else f"{last[0]} and {last[1]}"
+                        if len(last) == 2
+                        else f"{last[0]} et al."
+                        if last
+                        else key
+                    )
+                    self._bib[key] = (f"{who}, {entry.fields.get('year', 'n.d.')}", texts.get(key, key))
+        return self._bib
+
+    def cite(self, keys: str) -> str:
+        bib = self.bibliography()
+        parts = []
+        for key in sorted((k.strip() for k in keys.split(",") if k.strip()), key=lambda k: bib.get(k, (k,))[0]):
+            if key in bib:
+                if key not in self.cited:
+                    self.cited.append(key)
+                label, text = bib[key]
+                title = text.replace("\\", "\\\\").replace('"', '\\"')
+                parts.append(f'[{html.escape(label)}](#cite-{key} "{html.escape(title, quote=False)}")')
+            else:
+                parts.append(html.escape(key))
+        return "[" + ", ".join(parts) + "]"
+
+    def references(self) -> str:
+        """The references the page cited, as Markdown (a last cell)."""
+        bib = self.bibliography()
+        items = "\n".join(
+            f'<li id="cite-{html.escape(k)}">{html.escape(bib[k][1])}</li>'
+            for k in sorted(self.cited, key=lambda k: bib[k][0])
+        )
+        return f"## References\n\n<ul>\n{items}\n</ul>\n"
+
+    # -- documents and anything else -------------------------------------------------------
+    def doc(self, text: str) -> str:
+        shown = re.match(r"(?s)(.*?)\s*<([^<>]+)>$", text)
+        if shown:
+            return html.escape(shown.group(1))
+        target = (paths.notebooks_dir() / self.chapter / f"{text}.md").resolve()
+        heading = re.search(r"^# (.+)$", target.read_text(encoding="utf-8"), re.M) if target.is_file() else None
+        return html.escape(heading.group(1).strip() if heading else text)
+
+    def role(self, m: re.Match) -> str:
+        name, text = m.group("name"), m.group("text")
+        if name == "eq":
+            return self.eq(text.strip())
+        if name.startswith("cite"):
+            return self.cite(text)
+        if name == "doc":
+            return self.doc(text.strip())
+        if name == "math":
+            return f"${text}$"
+        # {ref}, {numref}, {term}, {abbr}, ...: the text shown, without a target in <...>
+        shown = re.match(r"(?s)(.*?)\s*<([^<>]+)>$", text)
+        return html.escape(shown.group(1) if shown else text)
+
+    # -- one Markdown cell -----------------------------------------------------------------
+    def markdown(self, text: str) -> str:
+        """MyST Markdown as plain Markdown with HTML: roles rendered, numbered displays tagged and
+        anchored, directives as quoted boxes, targets and comments removed; code left alone."""
+        out, last = [], 0
+        for m in _FENCE.finditer(text):
+            out.append(self._prose(text[last : m.start()]))
+            out.append(self._directive(m))
+            last = m.end()
+        out.append(self._prose(text[last:]))
+        return "".join(out)
+
+    def _directive(self, m: re.Match) -> str:
+        info, body = m.group("info").strip(), m.group("body")
+        d = re.match(r"\{(?P<name>[\w:+-]+)\}\s*(?P<arg>.*)", info)
+        if d is None:  # a code block
+            return m.group(0)
+        name, arg = d.group("name"), d.group("arg").strip()
+        options = dict(re.findall(r"^:([\w-]+):[ \t]*(.*)$", body, re.M))
+        body = re.sub(r"^:[\w-]+:.*\n?", "", body, flags=re.M)
+        if name == "math":
+            tag = ""
+            if options.get("label") in self.numbers:
+                tag = rf" \tag{{{self.numbers[options['label']]}}}"
+            anchor = f'<span id="equation-{html.escape(options["label"])}"></span>\n\n' if "label" in options else ""
+            return f"{anchor}$$\n{body.strip()}{tag}\n$$"
+        if name in ("code-cell", "code", "code-block", "sourcecode"):
+            return f"```{arg}\n{body}```"
+        title = arg or name.split(":")[-1].capitalize()
+        inner = self.markdown(body).strip("\n")
+        quoted = "\n".join(f"> {line}" if line else ">" for line in inner.split("\n"))
+        return f"> **{self._prose(title).strip()}**\n>\n{quoted}"
+
+    def _prose(self, text: str) -> str:
+        text = re.sub(r"^\([\w:.-]+\)=[ \t]*$\n?", "", text, flags=re.M)  # targets
+        text = re.sub(r"^%.*$\n?", "", text, flags=re.M)  # comments
+        text = re.sub(r"^\+\+\+.*$\n?", "", text, flags=re.M)  # block breaks
+        # numbered displays: $$ ... $$ (label) -> an anchor and $$ ... \tag{n} $$
+        out, last = [], 0
+        for start, end in _display_pairs(text):
+            lab = _EQ_LABEL.match(text, end)
+            if not lab:
+                continue
+            label = lab.group("label")
+            out.append(self._roles(text[last:start]))
+            tag = rf" \tag{{{self.numbers[label]}}}" if label in self.numbers else ""
+            out.append(f'\n\n<span id="equation-{html.escape(label)}"></span>\n\n{text[start : end - 2]}{tag}$$')
+            last = lab.end()
+        out.append(self._roles(text[last:]))
+        return "".join(out)
+
+    def _roles(self, text: str) -> str:
+        # a role, or inline code left as it is
+        return _ROLE_OR_CODE.sub(lambda m: self.role(m) if m.group("name") else m.group(0), text)
+
+
+def _as_plain_markdown(nb, chapter: str, name: str):
+    """A copy of an executed notebook whose Markdown (cells and Markdown outputs) is what the book
+    renders from its MyST: roles, numbered equations, directives (see :class:`_MystPage`)."""
+    import copy
+
+    import nbformat
+
+    nb = copy.deepcopy(nb)
+    cells = [c for c in nb.cells if c.cell_type == "markdown"]
+    page = _MystPage(chapter, name, [c.source for c in cells])
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = page.markdown(cell.source)
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "text/markdown" in data:
+                data["text/markdown"] = page.markdown(data["text/markdown"])
+    if page.cited:
+        nb.cells.append(nbformat.v4.new_markdown_cell(page.references()))
+    return nb
+
+
 def render_html(notebook: Path) -> Path:
-    """Render an executed notebook to one self-contained HTML page beside it (figures embedded;
-    formulas through the book's own MathJax copy when it has been fetched, so the page reads
-    offline). Returns the page's path."""
+    """Render an executed notebook to one self-contained HTML page beside it. Returns its path.
+
+    Nothing is loaded from the network: figures are embedded, MathJax is the book's own copy
+    (:data:`HTML_MATHJAX`) written into the page, and the MyST of its Markdown is rendered as the book
+    renders it (citations in author-year style with the references at the end, equation numbers
+    and links, documents by title, directives as quoted boxes; never a literal ``{cite}``). Without
+    the book's MathJax (``make mathjax`` fetches it) the page says so at its top and shows the
+    formulas as TeX.
+    """
+    import jinja2
     import nbformat
     from nbconvert import HTMLExporter
 
     from .records import atomic_write_text
 
-    exporter = HTMLExporter(template_name="lab", embed_images=True)
-    mathjax = paths.book_root() / "static" / "mathjax" / "tex-mml-chtml.js"
-    if mathjax.is_file():
-        exporter.mathjax_url = mathjax.resolve().as_uri()
-    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
-    return atomic_write_text(Path(notebook).with_suffix(".html"), body)
+    notebook = Path(notebook)
+    nb = _as_plain_markdown(nbformat.read(str(notebook), as_version=4), notebook.parent.name, notebook.stem)
+    mathjax = html_mathjax()
+    if mathjax is not None:
+        script = mathjax.read_text(encoding="utf-8").replace("</script", "<\\/script")
+        head = f"<script>\n{_MATHJAX_CONFIG}\n</script>\n<script>\n{script}\n</script>"
+    else:
+        head = ""
+        nb.cells.insert(
+            0,
+            nbformat.v4.new_markdown_cell(
+                f"**Formulas are shown as TeX**: this page was written without the book's MathJax "
+                f"(`{HTML_MATHJAX.as_posix()}`, fetched by `make mathjax`)."
+            ),
+        )
+    exporter = HTMLExporter(
+        template_name="lab",
+        template_file="book_page.html.j2",
+        extra_loaders=[jinja2.DictLoader({"book_page.html.j2": _PAGE_TEMPLATE})],
+        embed_images=True,
+    )
+    body, _ = exporter.from_notebook_node(nb, resources={"book_mathjax": head})
+    return atomic_write_text(notebook.with_suffix(".html"), body)

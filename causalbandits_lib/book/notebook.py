@@ -37,12 +37,12 @@ from ..core.curves import summarise_curve
 from ..core.runner import work_by_pair, work_ledger
 from ..core.streams import SEED_SCHEME, notebook_seed_sequence
 from . import paths
+from .choices import merge_sensitivity
 from .claims import Claim, claims_markdown, format_value
 from .diagnoses import diagnosis_for, load_diagnoses, needs_diagnosis
 from .params import NotebookSpec, load_chapter
 from .provenance import git_info, library_fingerprint, package_versions, platform_info, replaceable_stand_ins
 from .records import load_record, to_jsonable, write_record
-from .sensitivity import merge_sensitivity
 
 __all__ = [
     "RECORD_DIR_ENV",
@@ -345,11 +345,15 @@ class NotebookRun:
         the tables label it and the reproducibility page counts it apart. ``reconstructed=True``
         marks a paper value we reconstructed because the paper does not print it.
 
-        ``datasets`` names the real data sets the claim is about (default: every data set in use
-        whose name is a word of the statement). When such a data set was replaced by its synthetic
-        stand-in (:meth:`use_dataset` with ``stand_in: true``), the claim is ``not testable here``
-        (:func:`~causalbandits_lib.core.checks.on_stand_in`): a stand-in can say nothing about the
-        real data; its measurement is kept beside the verdict.
+        ``datasets`` names the data sets the claim's measurement read. By default it is every data
+        source read in this execution so far, whatever the statement says: what the loaders
+        declared (:func:`~causalbandits_lib.core.datasets.declare`; :func:`~causalbandits_lib.core.
+        datasets.fetch` and :func:`~causalbandits_lib.core.datasets.stand_in_provenance` do) and what
+        :meth:`use_dataset` pinned. When one of them is the synthetic stand-in of a real data set,
+        the claim is ``not testable here`` (:func:`~causalbandits_lib.core.checks.on_stand_in`): a
+        stand-in can say nothing about the real data; its measurement is kept beside the verdict.
+        A claim whose measurement read no data set says ``datasets=[]``; one that names a set not
+        read as real data while a stand-in was read, or a permanent stand-in, is not testable either.
 
         A result (kind ``experiment`` or ``theorem``) must be judged by a check that reports a
         measured margin and its uncertainty: a verdict of ``check_all`` over booleans (anywhere in
@@ -368,7 +372,7 @@ class NotebookRun:
                 "a measured margin and its uncertainty, or declare it an identity or a construction"
             )
         self._check_margins(id, result.evidence())
-        missing = self._stand_ins_about(statement, datasets)
+        missing = self._stand_ins_about(datasets)
         if missing:
             result = on_stand_in(result, missing)
         if not id.startswith(self.chapter + "."):
@@ -394,17 +398,22 @@ class NotebookRun:
         self.claims.append(claim)
         return claim
 
-    def _stand_ins_about(self, statement: str, datasets: Sequence[str] | None) -> list[str]:
-        import re
+    def _stand_ins_about(self, datasets: Sequence[str] | None) -> list[str]:
+        """The stand-ins a claim's measurement read: by default every stand-in of a real data set
+        read in this execution so far (never chosen by the words of the statement); with
+        ``datasets``, those it names that were read as stand-ins, or not read as real data while a
+        stand-in was. Every source a loader declared since the session started joins the record
+        (:func:`~causalbandits_lib.core.datasets.undeclared_in`)."""
+        from ..core.datasets import undeclared_in
 
-        replaced = replaceable_stand_ins(self.data)
-        if datasets is not None:
-            # a data set the claim names explicitly is judged on its real files only: named and not loaded
-            # as real data while a stand-in was declared, it was measured on that stand-in
-            real = {str(d.get("name")) for d in self.data if not d.get("stand_in")}
-            any_stand_in = any(d.get("stand_in") for d in self.data)
-            return [n for n in datasets if n in replaced or (any_stand_in and n not in real)]
-        return [n for n in replaced if re.search(rf"\b{re.escape(n)}\b", statement, flags=re.IGNORECASE)]
+        self.data.extend(to_jsonable(p) for p in undeclared_in(self.data, self._started))
+        if datasets is None:
+            return replaceable_stand_ins(self.data)
+        if isinstance(datasets, str):
+            raise TypeError(f"datasets={datasets!r}: give a list of data set names, such as [{datasets!r}]")
+        real = {str(d.get("name")) for d in self.data if not d.get("stand_in")}
+        stand_ins = {str(d.get("name")) for d in self.data if d.get("stand_in")}
+        return [n for n in datasets if n in stand_ins or (stand_ins and n not in real)]
 
     def use_dataset(self, provenance: Mapping[str, Any]) -> None:
         """Pin a data set in the record (checksums, whether a stand-in was used). A stand-in is
@@ -422,7 +431,15 @@ class NotebookRun:
                 f"see data/README.md, or set CAUSALBANDITS_DATA_DIR); ALLOW_STAND_IN=1 publishes the "
                 "page on the stand-in, with its warning box"
             )
-        self.data.append(to_jsonable(dict(provenance)))
+        from ..core.datasets import same_source
+
+        self._stand_ins_about([])  # the sources its loaders declared join the record first
+        entry = to_jsonable(dict(provenance))
+        same = [i for i, d in enumerate(self.data) if same_source(d, entry)]
+        if same:  # declared by its loader already: the notebook's own description replaces it in place
+            self.data[same[0]] = entry
+        else:
+            self.data.append(entry)
         if provenance.get("stand_in"):
             import re
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -468,40 +469,67 @@ def load_all(notebooks_root: Path) -> dict[str, ChapterSpec]:
     return chapters
 
 
+#: The literal forms ``-p name=value`` accepts, by element type (nothing else: no YAML, so no
+#: ``0x10``, ``1_000``, ``010``, ``yes``, ``1.0`` for an integer, nor spaces around the value).
+_LITERALS = {
+    "int": (re.compile(r"-?(0|[1-9][0-9]*)"), "an integer in decimal digits (like 500 or -3)"),
+    "float": (
+        re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?"),
+        "a decimal number (like 0.25, 3 or 1e-3)",
+    ),
+    "bool": (re.compile(r"true|false|True|False"), "true or false"),
+}
+
+
+def _literal(param: Parameter, element: str, text: str, where: str) -> Any:
+    """One scalar of ``-p``, in its documented literal form, or :class:`ParameterError`."""
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise ParameterError(
+            f"parameter {where} = {text!r} contains a control character (a newline?): allowed is {param.allowed()}"
+        )
+    if text != text.strip() or not text:
+        raise ParameterError(
+            f"parameter {where} = {text!r}: "
+            + ("an empty value" if not text.strip() else "spaces around the value are not allowed")
+            + f"; allowed is {param.allowed()}"
+        )
+    if element == "str":
+        return text
+    pattern, form = _LITERALS[element]
+    if not pattern.fullmatch(text):
+        raise ParameterError(f"parameter {where} = {text!r} (str): not written as {form}; allowed is {param.allowed()}")
+    if element == "int":
+        return int(text)
+    if element == "float":
+        return float(text)
+    return text in ("true", "True")
+
+
 def parse_cli_value(param: Parameter, text: str) -> Any:
-    """Parse the text of ``-p name=value`` as YAML, then validate it against ``param``.
+    """Parse the text of ``-p name=value`` in its literal form, then validate it against ``param``.
 
-    ``-p T=500`` gives the integer 500, ``-p taus=[0.1,0.2]`` a list, ``-p mode=paper`` a string.
-    A comma-separated list without brackets is accepted for list parameters.
+    The forms: an integer in decimal digits (``500``, ``-3``); a number as a decimal (``0.25``,
+    ``3``, ``1e-3``); ``true`` or ``false``; a string as it is; a list as ``[a,b]`` (or ``a,b``),
+    its elements in those forms, spaces after the commas allowed. Anything else (``0x10``,
+    ``1_000``, ``1.0`` for an integer, ``yes``, spaces around the value, a newline) is refused with
+    a :class:`ParameterError` naming the parameter, the value and what is allowed.
     """
-    if param.type.startswith("list[") and not text.strip().startswith("["):
-        text = "[" + text + "]"
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        value = text
-    if param.type == "str" and not isinstance(value, str):
-        value = text
-    value = _yaml11_floats(param, value)
-    if param.type == "float" and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
+    if not param.type.startswith("list["):
+        return param.validate(_literal(param, param.type, text, param.name))
+    element = param.type[5:-1]
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise ParameterError(
+            f"parameter {param.name} = {text!r} contains a control character (a newline?): allowed is {param.allowed()}"
+        )
+    if text != text.strip():
+        raise ParameterError(
+            f"parameter {param.name} = {text!r}: spaces around the value are not allowed; allowed is {param.allowed()}"
+        )
+    inner = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if "[" in inner or "]" in inner:
+        raise ParameterError(
+            f"parameter {param.name} = {text!r} is not written as a list [a,b] (or a,b): allowed is {param.allowed()}"
+        )
+    items = [] if not inner.strip() else [item.strip() for item in inner.split(",")]
+    value = [_literal(param, element, item, f"{param.name}[{i}]") for i, item in enumerate(items)]
     return param.validate(value)
-
-
-def _yaml11_floats(param: Parameter, value: Any) -> Any:
-    """YAML 1.1 (PyYAML) reads ``1e-1`` (no dot in the mantissa) as a string: for float parameters
-    and lists of floats, such strings are read as the numbers they are."""
-
-    def number(v: Any) -> Any:
-        if isinstance(v, str):
-            try:
-                return float(v)
-            except ValueError:
-                return v
-        return v
-
-    if param.type == "float":
-        return number(value)
-    if param.type == "list[float]" and isinstance(value, list):
-        return [number(v) for v in value]
-    return value

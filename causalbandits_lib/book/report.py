@@ -15,12 +15,12 @@ from typing import Any, Mapping
 
 from ..core.checks import RESULT_KINDS, VERDICTS
 from . import paths
+from .choices import merge_sensitivity
 from .claims import claim_cell, diagnosis_text, format_value, short_cell, statement_cell, verdict_badge, why_cell
 from .diagnoses import CAUSES, needs_diagnosis
 from .params import ChapterSpec
 from .provenance import replaceable_stand_ins
 from .records import RecordError, atomic_write_text, load_record
-from .sensitivity import merge_sensitivity
 
 __all__ = [
     "render_reproducibility",

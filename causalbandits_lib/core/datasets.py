@@ -12,13 +12,21 @@ data cannot be had, :func:`fetch` raises :class:`DataUnavailable`; chapter loade
 build a documented synthetic stand-in, flagged in the record (``stand_in: true``) and announced
 loudly in the notebook. A file that is present but has the wrong checksum is an error, never
 silently replaced.
+
+Every data source a computation reads is *declared* (:func:`declare`): :func:`fetch` declares the
+real files it returns, :func:`stand_in_provenance` the stand-in it describes, and a loader of any
+other source (a simulated replay, a permanent synthetic set) calls :func:`declare` itself. The
+notebook session takes every declaration made since it started (:func:`declared_since`) into its
+record, and judges a claim on what its execution read, not on the words of its statement.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import tempfile
+import time
 import urllib.error
 import urllib.request
 import warnings
@@ -42,6 +50,10 @@ __all__ = [
     "data_dirs",
     "fetch",
     "stand_in_provenance",
+    "declare",
+    "declared_since",
+    "same_source",
+    "undeclared_in",
 ]
 
 DATA_DIR_ENV = "CAUSALBANDITS_DATA_DIR"
@@ -242,15 +254,17 @@ def fetch(
     if problems:
         looked = ", ".join(str(d) for d in dirs) or "(no folder: set CAUSALBANDITS_DATA_DIR)"
         raise DataUnavailable(f"data set {spec.name!r} unavailable; looked in {looked}: " + " | ".join(problems))
-    provenance = {
-        "name": spec.name,
-        "stand_in": False,
-        "files": {f.relpath: f.sha256 for f in spec.files},
-        "location": str(found[spec.files[0].relpath].parent),
-        "how": where,
-        "licence": spec.licence,
-        "source": spec.source,
-    }
+    provenance = declare(
+        {
+            "name": spec.name,
+            "stand_in": False,
+            "files": {f.relpath: f.sha256 for f in spec.files},
+            "location": str(found[spec.files[0].relpath].parent),
+            "how": where,
+            "licence": spec.licence,
+            "source": spec.source,
+        }
+    )
     return DatasetFiles(spec.name, found, provenance)
 
 
@@ -266,11 +280,63 @@ def stand_in_provenance(name: str, reason: str, description: str, generator_seed
     """Provenance of a synthetic stand-in, and a loud warning that it is one."""
     msg = f"STAND-IN DATA: the real {name!r} data set is not available ({reason}); using {description}"
     warnings.warn(msg, StandInWarning, stacklevel=2)
-    return {
-        "name": name,
-        "stand_in": True,
-        "reason": reason,
-        "description": description,
-        "generator_seed": generator_seed,
-        "files": {},
-    }
+    return declare(
+        {
+            "name": name,
+            "stand_in": True,
+            "reason": reason,
+            "description": description,
+            "generator_seed": generator_seed,
+            "files": {},
+        }
+    )
+
+
+# Every declaration of this process: (time.perf_counter() when declared, a copy of the provenance).
+# A notebook executes in a kernel of its own, so its session reads the declarations since it started.
+_DECLARED: list[tuple[float, dict[str, Any]]] = []
+
+
+def declare(provenance: dict[str, Any]) -> dict[str, Any]:
+    """Declare that a data source was read: its provenance (``name``, ``stand_in``, ``files`` with
+    their checksums, and what else describes it) goes into the record of the notebook session that
+    is running. Returns ``provenance`` unchanged. :func:`fetch` and :func:`stand_in_provenance`
+    call it; a loader of another source (a simulated replay, a permanent synthetic set) calls it.
+
+    Raises
+    ------
+    ValueError
+        ``provenance`` has no ``name`` (a string) or no ``stand_in`` flag (a bool).
+    """
+    if not isinstance(provenance.get("name"), str) or not isinstance(provenance.get("stand_in"), bool):
+        raise ValueError(
+            f"a declared data source needs a 'name' (a string) and a 'stand_in' flag (true or false), "
+            f"got name={provenance.get('name')!r}, stand_in={provenance.get('stand_in')!r}"
+        )
+    _DECLARED.append((time.perf_counter(), copy.deepcopy(dict(provenance))))
+    return provenance
+
+
+def declared_since(started: float) -> list[dict[str, Any]]:
+    """Copies of the provenances declared in this process at or after ``started`` (a
+    ``time.perf_counter()`` value, such as the start of a notebook session), in order."""
+    return [copy.deepcopy(p) for t, p in _DECLARED if t >= started]
+
+
+def same_source(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two provenances describe one data source: the same name, stand-in flag and files."""
+    return (a.get("name"), bool(a.get("stand_in")), a.get("files") or {}) == (
+        b.get("name"),
+        bool(b.get("stand_in")),
+        b.get("files") or {},
+    )
+
+
+def undeclared_in(data: list[dict[str, Any]], started: float) -> list[dict[str, Any]]:
+    """The sources declared since ``started`` that ``data`` (a record's list) does not hold yet,
+    each once, in the order they were first declared."""
+    new: list[dict[str, Any]] = []
+    for provenance in declared_since(started):
+        if not any(same_source(d, provenance) for d in [*data, *new]):
+            new.append(provenance)
+    return new

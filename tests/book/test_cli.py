@@ -90,3 +90,62 @@ def test_notebooks_run_in_parallel_give_the_records_of_a_serial_run(tmp_path):
     assert main([*common, "--out", str(tmp_path / "parallel"), "--jobs", "2"]) == 0
     found = records.compare_record_files(tmp_path / "serial", tmp_path / "parallel")
     assert len(found) == 3 and all(not lines for lines in found.values()), found
+
+
+# ---------------------------------------------------------------------------- issue 34, item 11
+def _timed_record(path, profile="smoke", seconds=3.0, started="2026-01-02T00:00:00+00:00", **fields):
+    from causalbandits_lib.book.notebook import find_notebook_spec
+
+    from .fake import fake_record
+
+    nb = "primer/02_seeing_and_doing"
+    values = find_notebook_spec(nb).resolve({"profile": profile})[0]
+    rec = fake_record(
+        notebook=nb, profile=profile, parameters=values, timings={"started": started, "wall_seconds": seconds}
+    )
+    return records.write_record(rec | fields, path)
+
+
+def test_list_takes_times_from_runs_outside_build_records(tmp_path, capsys, monkeypatch):
+    """`list` said "smoke not measured here" after smoke runs written elsewhere than _build/records."""
+    monkeypatch.setattr(paths, "default_record_dir", lambda profile: tmp_path / "build" / profile)
+    monkeypatch.delenv("CAUSALBANDITS_RECORD_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["list", "primer/02", "--brief"]) == 0
+    assert "smoke not measured in the folders searched" in capsys.readouterr().out
+    _timed_record(tmp_path / "causalbandits-out" / "primer" / "02_seeing_and_doing.json")  # run's default --out
+    assert main(["list", "primer/02", "--brief"]) == 0
+    assert "smoke 3 s (causalbandits-out, 2026-01-02)" in capsys.readouterr().out
+    sweep = tmp_path / "mine" / "primer" / "02_seeing_and_doing" / "seed=0--0123456789abcdef" / "record.json"
+    _timed_record(sweep, profile="book", seconds=7.0, started="2026-01-03T00:00:00+00:00")
+    assert main(["list", "primer/02", "--brief", "--records", str(tmp_path / "mine")]) == 0
+    out = capsys.readouterr().out
+    assert f"book 7 s ({tmp_path / 'mine'}, 2026-01-03)" in out and "smoke 3 s" in out
+    assert main(["list", "primer/02", "--records", str(tmp_path / "nope")]) == 2
+    assert "list --records" in capsys.readouterr().err
+
+
+def test_diff_of_two_folders_says_missing_records_apart(tmp_path, capsys):
+    """`diff` counted a record present on one side only as compared and different."""
+    for side in ("old", "new"):
+        _timed_record(tmp_path / side / "primer" / "a.json")
+    _timed_record(tmp_path / "old" / "primer" / "b.json")
+    _timed_record(tmp_path / "new" / "primer" / "c.json")
+    assert main(["diff", str(tmp_path / "old"), str(tmp_path / "new")]) == 1
+    out = capsys.readouterr().out
+    assert f"primer/b.json: missing in {tmp_path / 'new'}" in out
+    assert f"primer/c.json: missing in {tmp_path / 'old'}" in out
+    assert "1 record(s) compared (parameters/metrics/curves/claims): 1 identical, 0 differ; 2 missing" in out
+    assert "3 record(s) compared" not in out and "difference(s)" not in out
+
+
+def test_diff_of_two_sweeps_compares_records_not_point_descriptions(tmp_path, capsys):
+    for side in ("old", "new"):
+        point = tmp_path / side / "primer" / "02_seeing_and_doing" / "seed=0--0123456789abcdef"
+        _timed_record(point / "record.json")
+        (point / "point.json").write_text('{"notebook": "primer/02_seeing_and_doing", "given": {}, "parameters": {}}')
+    assert main(["diff", str(tmp_path / "old"), str(tmp_path / "new")]) == 0
+    assert "1 record(s) compared (parameters/metrics/curves/claims): 1 identical, 0 differ" in capsys.readouterr().out
+    record = tmp_path / "old" / "primer" / "02_seeing_and_doing" / "seed=0--0123456789abcdef" / "record.json"
+    assert main(["diff", str(tmp_path / "old"), str(record)]) == 2
+    assert "is a folder and" in capsys.readouterr().err

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,106 @@ def test_a_dead_kernel_or_a_cell_timeout_is_one_message_naming_the_notebook(tmp_
     assert err.count("\n") == 1, err
     assert NB in err and "cell 4" in err and ("died" in err if error == "DeadKernelError" else "timed out" in err)
     assert not (tmp_path / "o" / "primer" / "01_bandits_and_regret.ipynb").exists()
+
+
+# ---------------------------------------------------------------------------- issue 34, item 5: usage errors
+def test_retries_below_zero_is_bad_usage_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    assert main(["sweep", NB, "-p", "seed=0:2", "--profile", "smoke", "--retries", "-1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--retries -1" in err and "0 or more" in err
+    assert not out.exists()  # no point folder was written (they were, before the ValueError)
+
+
+@pytest.mark.parametrize(
+    "value, fragment",
+    [
+        ("n_runs=0x10", "'0x10' (str): not written as an integer"),
+        ("T=1_000", "'1_000' (str): not written as an integer"),
+        ("seed=1.0", "'1.0' (str): not written as an integer"),
+        ("T=10 ", "spaces around the value"),
+    ],
+)
+def test_values_not_in_their_literal_form_are_bad_usage_in_one_line(tmp_path, capsys, value, fragment):
+    for verb in ("run", "sweep"):
+        out = tmp_path / verb
+        assert main([verb, NB, "-p", value, "--profile", "smoke", "--out", str(out)]) == 2, (verb, value)
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and fragment in err, (verb, err)
+        assert not out.exists()
+
+
+def test_a_range_beyond_every_bound_is_one_line_of_bad_usage(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    for extra in ([], ["--max-points", str(10**30)]):  # counted (was an OverflowError), then its ends checked
+        assert main(["sweep", NB, "-p", "seed=0:99999999999999999999", "--out", str(out), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "99999999999999999999" in err and "allowed" in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value", ["seed=1\n2", "nope=1\n2", "seed=a:\nb", "arm_means=[0.5,\n0.4]", "T=5\n"])
+def test_a_newline_inside_a_value_gives_a_one_line_message(tmp_path, capsys, value):
+    for verb in ("run", "sweep"):
+        assert main([verb, NB, "-p", value, "--profile", "smoke", "--out", str(tmp_path / verb)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("causalbandits: error: "), (verb, err)
+        assert "\\n" in err or "nope" in err  # the newline is shown escaped (where the value is quoted)
+
+
+def test_a_full_disk_during_run_is_one_line_with_exit_code_1(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import papermill
+
+    def no_space(nb, output, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device", output)
+
+    monkeypatch.setattr(papermill, "execute_notebook", no_space)
+    out = tmp_path / "o"
+    assert main(["run", NB, "--profile", "smoke", "--out", str(out), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and NB in err and "No space left on device" in err and "free some space" in err
+    chapter = out / "primer"
+    assert [p.name for p in chapter.iterdir()] == []  # nothing half-written, no staging folder left
+
+
+def test_an_os_error_anywhere_in_a_command_is_one_line_with_exit_code_1(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from causalbandits_lib.book import cli
+
+    def full(args):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "x.json"))
+
+    monkeypatch.setattr(cli, "cmd_run", full)
+    assert main(["run", NB, "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err and str(tmp_path / "x.json") in err
+
+
+# ---------------------------------------------------------------------------- issue 34, item 10
+@pytest.mark.parametrize("keep", [False, True])
+def test_verify_smoke_names_no_folder_it_has_removed(tmp_path, capsys, monkeypatch, keep):
+    from causalbandits_lib.book import verify
+
+    record = paths.paper_results_dir() / "primer" / "01_bandits_and_regret.json"
+    seen = []
+
+    def fake_verify(path, out_dir, rtol=0.0, smoke=False, timeout=None, progress=False):
+        rerun = Path(out_dir) / "primer" / "01_bandits_and_regret.json"
+        rerun.parent.mkdir(parents=True, exist_ok=True)
+        rerun.write_text("{}")
+        seen.append(rerun)
+        return verify.Verification(Path(path), NB, smoke, "0" * 64, "0" * 64, rerun)
+
+    monkeypatch.setattr(verify, "verify_record", fake_verify)
+    args = ["verify", "--smoke", str(record)] + (["--out", str(tmp_path / "kept")] if keep else [])
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "judges all its claims" in out
+    if keep:
+        assert str(seen[0]) in out and seen[0].exists()
+    else:
+        assert not seen[0].exists() and str(seen[0].parent.parent) not in out  # a removed folder is not named
+        assert "temporary folder, removed" in out

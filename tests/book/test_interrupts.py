@@ -86,3 +86,93 @@ def test_an_interrupted_sweep_stops_its_workers_and_says_what_finished(tmp_path,
     for point in base.iterdir():
         assert not list(point.glob(".work-*")), point  # no staging folder left behind
         assert (point / "record.json").exists() == (point / "notebook.ipynb").exists()
+
+
+# ---------------------------------------------------------------------------- issue 34, item 6
+def _in_its_own_group(cmd):
+    """``cmd`` as a terminal's foreground job: its own process group (Ctrl-C reaches every process
+    of the group: the command, its workers and their kernels), SIGINT at its default."""
+    import os
+
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def _ctrl_c(proc):
+    import os
+
+    os.killpg(proc.pid, signal.SIGINT)
+    return proc.communicate(timeout=25)
+
+
+def _sweep_of(out, seeds):
+    cmd = sweep_tasks.small_sweep_command(out, "--jobs", "2")
+    cmd[cmd.index("seed=0:4")] = f"seed=0:{seeds}"
+    return cmd
+
+
+@pytest.mark.notebooks
+@pytest.mark.timeout(60)
+def test_ctrl_c_counts_every_point_whose_record_is_in_place(tmp_path):
+    # the process pool reports its points in batches: points already recorded were counted as not finished
+    out = tmp_path / "sweep"
+    proc = _in_its_own_group(_sweep_of(out, 8))
+    deadline = time.time() + 25
+    while time.time() < deadline and proc.poll() is None and not list(out.rglob("record.json")):
+        time.sleep(0.1)
+    assert list(out.rglob("record.json")), "no point finished in time"
+    stdout, stderr = _ctrl_c(proc)
+    assert proc.returncode == 130, stdout + stderr
+    records = len(list(out.rglob("record.json")))
+    assert f"interrupted: {records} point(s) finished in this run" in stdout, (records, stdout)
+    assert "Traceback" not in stderr, stderr
+
+
+@pytest.mark.notebooks
+@pytest.mark.timeout(60)
+def test_ctrl_c_while_the_workers_start_prints_one_line_and_no_traceback(tmp_path):
+    import psutil
+
+    proc = _in_its_own_group(_sweep_of(tmp_path / "sweep", 4))
+    deadline = time.time() + 20
+    workers = []
+    while time.time() < deadline and proc.poll() is None and not workers:
+        try:
+            kids = psutil.Process(proc.pid).children(recursive=True)
+            workers = [k for k in kids if "popen_loky" in " ".join(k.cmdline())]
+        except psutil.Error:
+            pass
+        time.sleep(0.05)
+    assert workers, "no worker started"
+    stdout, stderr = _ctrl_c(proc)  # the workers are still importing
+    assert proc.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert stderr.count("\n") == 1 and "interrupted (Ctrl-C)" in stderr, stderr
+
+
+@pytest.mark.notebooks
+@pytest.mark.timeout(60)
+def test_sigterm_during_run_is_one_line_and_leaves_no_kernel_files(tmp_path):
+    import glob
+    import sys
+    import tempfile
+
+    before = set(glob.glob(f"{tempfile.gettempdir()}/tmp*.json"))
+    cmd = [sys.executable, "-m", "causalbandits_lib.book.cli", "run", "primer/01", "--profile", "book"]
+    proc = _in_its_own_group([*cmd, "--out", str(tmp_path / "o"), "--no-progress"])
+    _wait_for_kernel(proc, timeout=20)
+    time.sleep(3)  # inside a cell of the notebook
+    proc.send_signal(signal.SIGTERM)  # the command alone, as `kill` sends it
+    stdout, stderr = proc.communicate(timeout=25)
+    assert proc.returncode == 143, stdout + stderr
+    assert stderr.count("\n") == 1 and "interrupted by SIGTERM" in stderr, stderr  # no ZMQError, no asyncio task
+    assert set(glob.glob(f"{tempfile.gettempdir()}/tmp*.json")) <= before  # no kernel connection file left
+    assert not glob.glob(f"{tempfile.gettempdir()}/causalbandits-kernel-{proc.pid}-*")  # nor its socket folder
+    assert not (tmp_path / "o" / "primer" / "01_bandits_and_regret.json").exists()

@@ -146,3 +146,93 @@ def test_every_book_chapter_spec_loads(root):
         for nb in ch.notebooks.values():
             for profile in ("smoke", "book", "paper"):
                 nb.resolve({"profile": profile})
+
+
+# ---------------------------------------------------------------------------- issue 34, item 5: literal forms
+def _param(ptype, value, **bounds):
+    return Parameter("x", ptype, "h", {p: value for p in ("smoke", "book", "paper")}, **bounds)
+
+
+@pytest.mark.parametrize(
+    "ptype, default, text, expected",
+    [
+        ("int", 1, "500", 500),
+        ("int", 1, "-3", -3),
+        ("int", 1, "0", 0),
+        ("float", 0.5, "3", 3.0),
+        ("float", 0.5, ".5", 0.5),
+        ("float", 0.5, "-0.25", -0.25),
+        ("float", 0.5, "1e-3", 0.001),
+        ("float", 0.5, "5E-1", 0.5),
+        ("bool", False, "true", True),
+        ("bool", True, "False", False),
+        ("str", "a", "123", "123"),
+        ("list[float]", [0.1], "[0.1, 0.2]", [0.1, 0.2]),
+        ("list[float]", [0.1], "0.1,0.2", [0.1, 0.2]),
+        ("list[int]", [1], "[1,-2]", [1, -2]),
+        ("list[str]", ["a"], "[a, b]", ["a", "b"]),
+    ],
+)
+def test_cli_values_in_their_literal_form_are_read(ptype, default, text, expected):
+    value = parse_cli_value(_param(ptype, default), text)
+    assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize(
+    "ptype, default, text, fragment",
+    [
+        ("int", 1, "0x10", "decimal digits"),  # YAML read it as 16
+        ("int", 1, "1_000", "decimal digits"),  # YAML read it as 1000
+        ("int", 1, "010", "decimal digits"),  # YAML 1.1 read it as 8 (octal)
+        ("int", 1, "1.0", "decimal digits"),  # an integral float was taken as an integer
+        ("int", 1, "1e3", "decimal digits"),
+        ("int", 1, "10 ", "spaces around the value"),
+        ("int", 1, " 10", "spaces around the value"),
+        ("int", 1, "", "an empty value"),
+        ("int", 1, "1\n2", "control character"),
+        ("float", 0.5, "0x1p3", "decimal number"),
+        ("float", 0.5, "1_0.5", "decimal number"),
+        ("float", 0.5, ".inf", "decimal number"),
+        ("float", 0.5, "nan", "decimal number"),
+        ("float", 0.5, "0.5 ", "spaces around the value"),
+        ("bool", False, "yes", "true or false"),  # YAML 1.1 read it as True
+        ("bool", False, "on", "true or false"),
+        ("bool", False, "1", "true or false"),
+        ("str", "a", "a\nb", "control character"),
+        ("str", "a", "a ", "spaces around the value"),
+        ("list[float]", [0.1], "[0.1, 0x10]", "decimal number"),
+        ("list[float]", [0.1], "[[0.1]]", "not written as a list"),
+        ("list[float]", [0.1], "[0.1] ", "spaces around the value"),
+        ("list[int]", [1], "[1,2.0]", "decimal digits"),
+    ],
+)
+def test_cli_values_not_in_their_literal_form_are_refused_in_one_line(ptype, default, text, fragment):
+    with pytest.raises(ParameterError) as err:
+        parse_cli_value(_param(ptype, default), text)
+    message = str(err.value)
+    assert fragment in message and "\n" not in message and "allowed is" in message
+    assert "parameter x" in message  # the parameter is named (with the index of a list element)
+
+
+def test_a_range_too_large_is_counted_not_expanded_and_its_ends_are_checked():
+    from causalbandits_lib.book.sweep import count_grid, expand_grid
+
+    spec = load_all(_book_root() / "notebooks")["primer"].notebooks["01_bandits_and_regret"]
+    huge = ["seed=0:99999999999999999999"]
+    assert count_grid(spec, huge)[0] == 99999999999999999999  # len(range(...)) raised OverflowError
+    with pytest.raises(ParameterError, match="99999999999999999999 points"):
+        expand_grid(spec, huge)
+    with pytest.raises(ParameterError, match="leaves what is allowed") as err:
+        expand_grid(spec, huge, max_points=10**30)  # the ends are checked before anything is expanded
+    assert "0 <= seed <= 9223372036854775807" in str(err.value)
+    assert count_grid(spec, ["seed=0:10:3"])[0] == 4 and len(expand_grid(spec, ["seed=0:10:3"])) == 4
+    for bad in ("seed=0x0:4", "seed=0:4 ", "seed=0:1_0", "seed=0:\n4"):
+        with pytest.raises(ParameterError) as err:
+            expand_grid(spec, [bad])
+        assert "\n" not in str(err.value)
+
+
+def _book_root():
+    from causalbandits_lib.book import paths
+
+    return paths.book_root()

@@ -29,8 +29,46 @@ def test_a_claim_about_a_data_set_is_not_testable_on_its_stand_in(record_dir):
     nb.use_dataset(_stand_in())
     about = nb.claim("fairx.a.yeast", "On yeast (MAB), arm 11 has the largest mean", checks.check_at_most(1, 2))
     other = nb.claim("fairx.a.theorem", "For any means there is one fair policy", checks.check_at_most(1, 2))
+    alone = nb.claim("fairx.a.alone", "For any means there is one fair policy", checks.check_at_most(1, 2), datasets=[])
     assert about.verdict == "not testable here" and "stand-in" in about.reason
-    assert other.verdict == "reproduced"
+    # what the execution read decides, not the words: a claim that read no data set says so
+    assert other.verdict == "not testable here"
+    assert alone.verdict == "reproduced"
+
+
+def test_a_claim_whose_measurement_read_a_stand_in_is_not_testable_whatever_its_words(record_dir):
+    """Issue 34, item 3: the loader declares what it read (no use_dataset), the record lists it,
+    and a claim whose statement names no data set is not judged on the stand-in."""
+    from causalbandits_lib.fairx import data
+
+    nb = setup_notebook(NB, profile="smoke")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", datasets.StandInWarning)
+        users = data.yeast_stand_in(seed=3, reason="file not found")  # what load_yeast returns without the file
+    table = nb.claim(
+        "fairx.t.table2", "Table 2: FairX-UCB has the smallest fairness regret", checks.check_at_most(1, 2)
+    )
+    assert users.stand_in and table.verdict == "not testable here"
+    assert "judged on the synthetic stand-in for yeast" in table.reason
+    assert [(d["name"], d["stand_in"]) for d in nb.record()["data"]] == [("yeast", True)]
+    # the notebook's own pin of the same source replaces the loader's entry, in place
+    nb.use_dataset(dict(users.provenance, rows=2417))
+    assert [(d["name"], d.get("rows")) for d in nb.record()["data"]] == [("yeast", 2417)]
+
+
+def test_real_files_a_loader_fetched_are_in_the_record_and_an_earlier_session_is_not(record_dir):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", datasets.StandInWarning)
+        _stand_in()  # read before the session started: not its data
+    nb = setup_notebook(NB, profile="smoke")
+    files = datasets.fetch("yeast", allow_download=False)
+    datasets.fetch("yeast", allow_download=False)  # read twice, listed once
+    c = nb.claim("fairx.t.real", "Table 2: FairX-UCB has the smallest fairness regret", checks.check_at_most(1, 2))
+    assert c.verdict == "reproduced"
+    assert nb.record()["data"] == [files.provenance]
+    assert records.results_view(nb.record())["data"] == [
+        {"name": "yeast", "files": files.provenance["files"], "stand_in": False}
+    ]
 
 
 def test_a_permanent_synthetic_set_is_not_a_stand_in_for_real_data(record_dir):
@@ -150,7 +188,9 @@ def test_a_published_page_refuses_a_stand_in_for_real_data_unless_allowed(record
     nb.use_dataset(_stand_in("mediamill-like"))  # a permanent synthetic set is not refused
     monkeypatch.setenv("ALLOW_STAND_IN", "1")
     nb.use_dataset(_stand_in())
-    assert [d["name"] for d in nb.data] == ["mediamill-like", "yeast"]
+    # the refused stand-in was read (declared by its loader) before it was refused, so it is listed
+    # first; pinned again once allowed, it keeps its place
+    assert [d["name"] for d in nb.data] == ["yeast", "mediamill-like"]
     monkeypatch.delenv("CAUSALBANDITS_PUBLISH")
     monkeypatch.delenv("ALLOW_STAND_IN")
     setup_notebook(NB, profile="smoke").use_dataset(_stand_in())  # a run or a session outside the book: announced only

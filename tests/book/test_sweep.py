@@ -111,9 +111,15 @@ def test_collect_reports_a_corrupt_record_and_keeps_the_rest(tmp_path, capsys):
     assert list(table["seed"]) == [0, 2] and list(table["m"]) == [0.0, 0.2]
     assert "curve" not in table.columns  # only scalar metrics by default
     assert len(problems) == 1 and "p1" in problems[0]
-    assert main(["collect", str(tmp_path)]) == 0
+    # issue 34, item 2: a point without a valid record stops the table (exit 1) unless allowed
+    assert main(["collect", str(tmp_path)]) == 1
     captured = capsys.readouterr()
-    assert "skipped a corrupt record" in captured.err and "2 point(s)" in captured.out
+    assert "p1: invalid record" in captured.err and "1 of the grid's 3 point(s) have no valid record" in captured.err
+    assert not (tmp_path / "collected.csv").exists()
+    assert main(["collect", str(tmp_path), "--allow-missing"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: point" in captured.err and "2 point(s) ->" in captured.out
+    assert "(2 of the grid's 3 points; cite" in captured.out
     assert main(["collect", str(tmp_path), "--strict"]) == 1
 
 
@@ -224,7 +230,7 @@ def test_collect_summary_gives_each_claims_share_and_each_metrics_interval_over_
             metrics={"m.x": value},
             claims=[{"id": "primer.a.b", "statement": "s", "verdict": verdict, "reason": "r", "criterion": "c"}],
         )
-        records.write_record(rec, tmp_path / "sweep" / f"seed={seed}--{seed:016x}" / "record.json")
+        records.write_record(rec, tmp_path / "sweep" / f"seed={seed}" / "record.json")
     table, problems = collect(tmp_path / "sweep")
     assert not problems and list(table["verdict:primer.a.b"]) == ["reproduced", "reproduced", "partly", "reproduced"]
     assert {"commit", "library", "data", "results_hash"} <= set(table.columns)
@@ -249,3 +255,71 @@ def test_point_folders_are_readable_and_unique():
         point_id(spec, {"profile": "smoke", "seed": 3, "arm_means": [0.9, 0.5]})
     )
     assert a != b and "/" not in a and " " not in a
+
+
+def _valid_record_of(spec, given, folder: Path) -> None:
+    """A record of the point that resume accepts (this commit, this library code, no stand-in)."""
+    from causalbandits_lib.book import paths, provenance
+
+    values, _ = spec.resolve(given)
+    rec = fake_record(
+        notebook=spec.id,
+        parameters=values,
+        git=provenance.git_info(paths.book_root()),
+        library=provenance.library_fingerprint(["causalbandits_lib.core.checks"]),
+    )
+    records.write_record(rec, folder / "record.json")
+
+
+def test_a_point_another_sweep_is_running_is_waited_for_then_skipped_not_failed(tmp_path, monkeypatch):
+    """Issue 34, item 4: two sweeps into one --out; the second met the first's lock, reported a
+    PointBusyError failure, and re-ran points the first had finished. Now it waits for the lock,
+    finds the record the other one wrote, and keeps it."""
+    import threading
+
+    from causalbandits_lib.book import execution
+    from causalbandits_lib.book.sweep import point_folder, point_lock, run_sweep
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the point was executed again")
+
+    monkeypatch.setattr(execution, "execute_notebook", must_not_run)
+    spec = find_notebook_spec(NB)
+    given = {"profile": "smoke", "seed": 0}
+    folder = (tmp_path / "out" / spec.chapter / spec.name / point_folder(spec, given)).resolve()
+    locked, release = threading.Event(), threading.Event()
+
+    def other_sweep():
+        with point_lock(folder):
+            locked.set()
+            release.wait(30)
+            _valid_record_of(spec, given, folder)
+
+    other = threading.Thread(target=other_sweep)
+    other.start()
+    assert locked.wait(30)
+    timer = threading.Timer(1.0, release.set)
+    timer.start()
+    lines: list[str] = []
+    report = run_sweep(spec, [given], tmp_path / "out", jobs=1, retries=0, log=lines.append)
+    other.join(30)
+    assert report.failed == {} and report.done == [] and report.skipped == [folder.name], lines
+    assert any("skipped: recorded meanwhile by another process" in line for line in lines)
+    records.load_record(folder / "record.json")
+
+
+@pytest.mark.notebooks
+def test_two_sweeps_into_one_out_run_each_point_once_and_neither_fails(tmp_path):
+    """Issue 34, item 4, end to end: the same sweep started twice at once into one --out."""
+    out = tmp_path / "sweep"
+    cmd = sweep_tasks.small_sweep_command(out, "--retries", "0")
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.0)
+    second = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    outputs = [p.communicate(timeout=600)[0] for p in (first, second)]
+    assert first.returncode == 0 and second.returncode == 0, outputs
+    assert all("0 failed" in o and "PointBusyError" not in o for o in outputs), outputs
+    assert sum(o.count(" done in ") for o in outputs) == 4, outputs  # every point executed once
+    base = out / "primer" / "02_seeing_and_doing"
+    assert len(list(base.glob("*/record.json"))) == 4
+    assert main(["collect", str(out)]) == 0
