@@ -58,7 +58,7 @@ PINNED_PACKAGES = (
 #: Paths whose uncommitted changes do not make a record "dirty": the records and the pages generated
 #: from them are the output of the runs being recorded (``make reproduce`` rewrites them one notebook
 #: at a time), not an input to them.
-GENERATED_PATHS = ("results", "book/reproducibility.md", "book/_reproduction_summary.md")
+GENERATED_PATHS = ("results", "book/reproducibility.md", "book/_reproduction_summary.md", "book/chapters")
 
 
 def git_info(root: Path) -> dict[str, Any]:
