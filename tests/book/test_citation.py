@@ -23,6 +23,8 @@ from causalbandits_lib.book.cli import main
 from causalbandits_lib.book.notebook import setup_notebook
 from causalbandits_lib.core import checks
 
+from .gitcopy import clone_book, git
+
 PAPER_RECORD = "results/paper/primer/01_bandits_and_regret.json"
 CLAIM_RECORD = "results/paper/fucb/04_email_experiment.json"
 CLAIM = "fucb.fig2b.ucb_c_d_order"
@@ -34,16 +36,9 @@ CFF_SCHEMA = Path(__file__).resolve().parents[1] / "data" / "cff-schema-1.2.0.js
 INVENTED = "causal-fair-bandits" + "/book"
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
-    """A clone of the checkout (its origin a local path, so no address), clean, with the records."""
-    where = tmp_path_factory.mktemp("clone") / "book"
-    git(paths.book_root(), "clone", "--quiet", str(paths.book_root()), str(where))
-    return where
+    return clone_book(tmp_path_factory)
 
 
 @pytest.fixture

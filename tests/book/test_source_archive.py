@@ -26,20 +26,16 @@ import yaml
 from causalbandits_lib.book import paths
 from causalbandits_lib.book.citation import REPOSITORY_ENV, archive_name, main, site_config, write_source_archive
 
+from .gitcopy import clone_book, git
+
 RECORD = "results/paper/primer/01_bandits_and_regret.json"  # the cheapest primer record at the smoke profile
 CLAIM = "primer.ucb1.logarithmic_growth"
 INTRO = '<p>Source: <span class="source-archive"><a href="../SOURCE.txt">SOURCE.txt</a> names the archive</span>.</p>'
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
-    where = tmp_path_factory.mktemp("clone") / "book"
-    git(paths.book_root(), "clone", "--quiet", str(paths.book_root()), str(where))
-    return where
+    return clone_book(tmp_path_factory)
 
 
 def _site(tmp_path: Path) -> Path:
