@@ -7,8 +7,9 @@ from typing import Mapping, Sequence
 
 from ..core.figures import legend_below, new_axes, panel_title
 from . import model as M
+from . import notions as N
 
-__all__ = ["POSITIONS", "draw_graph", "exact_quantities", "price_curves", "tradeoffs"]
+__all__ = ["POSITIONS", "draw_graph", "exact_quantities", "price_curves", "tradeoffs", "frontiers", "group_losses"]
 
 #: node positions of the recommender's graph
 POSITIONS = {
@@ -96,4 +97,59 @@ def tradeoffs(points: Mapping[str, dict]):
         ax.set_xlabel(label)
         ax.set_ylabel("regret R_T")
     legend_below(fig, axes)
+    return fig
+
+
+_STYLE = {
+    "per-decision CF": "o-",
+    "average CF constraint": "s--",
+    "fair intervention": "^:",
+    "exposure": "d-.",
+}
+
+
+def frontiers(inst: M.Instance, matched: N.Matched):
+    """Each notion's exact price-unfairness frontier on one model: the price per round
+    ``V(π⁰) - V(π_N(θ))`` against the mean discrepancy ``D(π_N(θ))`` of its optimum at every
+    threshold (the average constraint at 40 levels from ``D_min`` to ``D(π⁰)``); dotted verticals:
+    the matched levels; the points on them, each notion's price there (unreachable: none)."""
+    import numpy as np
+
+    fig, ax = new_axes(1)
+    lo, hi = matched.d_min, matched.d_pi0
+    for notion in N.NOTIONS:
+        grid = np.linspace(lo, hi, 40) if notion == "average CF constraint" else None
+        f = N.frontier(inst, notion, grid)
+        order = np.argsort(f.D, kind="stable")
+        ax.plot(f.D[order], matched.v_pi0 - f.V[order], _STYLE[notion], label=notion, ms=3, lw=1)
+    for j, d in enumerate(matched.levels):
+        ax.axvline(d, color="0.6", ls=":", lw=0.8)
+        for i, notion in enumerate(N.NOTIONS):
+            p = matched.prices[notion][j]
+            if p.reachable:
+                ax.plot([d], [p.price], "o", mfc="none", mec=f"C{i}", ms=8)
+    ax.set_xlabel("mean counterfactual discrepancy D(π)")
+    ax.set_ylabel("price per round")
+    panel_title(ax, f"{inst.name}: the frontiers; dotted, the matched levels")
+    legend_below(fig, [ax])
+    return fig
+
+
+def group_losses(table):
+    """Who pays: per notion at the middle matched level, each model's loss of the group the
+    unconstrained optimum serves worse against the other group's (one point per model; above the
+    diagonal the group served worse pays more). ``table`` is :func:`~.study.group_table`'s."""
+    import numpy as np
+
+    fig, axes = new_axes(4, squeeze=False, sharex=True, sharey=True)
+    for ax, notion in zip(axes, N.NOTIONS):
+        t = table[table["notion"] == notion]
+        worse = np.where(t["worse served"] == 0, t["loss A=0"], t["loss A=1"])
+        other = np.where(t["worse served"] == 0, t["loss A=1"], t["loss A=0"])
+        ax.plot(other, worse, _STYLE[notion][0], ms=4, label=notion)
+        top = float(max(np.max(worse, initial=0), np.max(other, initial=0), 1e-3))
+        ax.plot([0, top], [0, top], color="0.5", lw=0.8, ls=":")
+        ax.set_xlabel("loss of the group served better")
+        ax.set_ylabel("loss of the group served worse")
+        panel_title(ax, notion)
     return fig
