@@ -55,6 +55,7 @@ __all__ = [
     "ContextFree",
     "BoundedFairXUCB",
     "PCB_PAIRS",
+    "CERT_KNOBS",
     "make_policy",
     "POLICIES",
 ]
@@ -72,6 +73,11 @@ POLICIES = (
     "CCLB",
     "ε-CCLB",
 )
+#: F-UCB-cert (ours, hypotheses H8-H10): F-UCB's rule with the discrepancy radius propagated exactly from
+#: the two cells Δ̂ reads (``"diff"``) and each cell's radius Hoeffding's, ``sqrt(log(1/δ_n) / (2N))``
+#: = ``α_c · sqrt(8 log(1/δ_n) / N)`` with ``α_c = 1/4`` (notebook 3, "The learners", states why it is
+#: valid and when it is narrower than Eq. 12's printed radius)
+CERT_KNOBS = {"fair_radius": "diff", "alpha_c": 0.25}
 #: the learners the PCB-style bounds apply to (a per-item optimistic index), with their clipped version
 PCB_PAIRS = {"D-UCB": "D-UCB-PCB", "F-UCB": "F-UCB-PCB", "FairX-UCB": "FairX-UCB-PCB"}
 
@@ -276,6 +282,9 @@ def make_policy(
     if name in ("F-UCB", "F-UCB-PCB"):
         b = (lower, upper) if name.endswith("PCB") else (None, None)
         return CellFairUCB(dec, *b, name=name, tau=tau, **knobs)
+    if name in ("F-UCB-cert", "F-UCB-cert-PCB"):
+        b = (lower, upper) if name.endswith("PCB") else (None, None)
+        return CellFairUCB(dec, *b, name=name, tau=tau, **knobs, **CERT_KNOBS)
     if name == "F-UCB (true Δ)":
         return CellTrueDeltaUCB(dec, inst.discrepancy, tau, name=name, **knobs)
     if name == "FairX-UCB":
@@ -286,4 +295,4 @@ def make_policy(
         return ContextFree(BoundedFairXUCB(ExpMerit(merit_c), w0, M.N_ITEMS, lo_bar, hi_bar), name)
     if name == "FairX-TS":
         return ContextFree(FairXTS(ExpMerit(merit_c), prior_sd, reward_sd, M.N_ITEMS), name)
-    raise ValueError(f"unknown policy {name!r}; known: {POLICIES}")
+    raise ValueError(f"unknown policy {name!r}; known: {POLICIES + ('F-UCB-cert', 'F-UCB-cert-PCB')}")
