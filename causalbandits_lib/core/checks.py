@@ -90,6 +90,7 @@ __all__ = [
     "check_equivalent",
     "check_close_to_paper",
     "rate_interval",
+    "shape_exponent",
     "check_rate",
     "check_sublinear",
     "check_slope_below",
@@ -400,9 +401,11 @@ def _aggregate(verdicts: Mapping[Any, Verdict], unit: str, rule: str, show: int 
     if listed:
         reason += "; " + "; ".join(f"{k}: {verdicts[k].verdict} ({verdicts[k].reason})" for k in listed)
     if count["inconclusive"] == n:
-        if all(v.indistinguishable for v in verdicts.values()):
+        # an aggregate that was not testable for a reason other than power says so
+        # (``underpowered: False``), so that the aggregate above it is not called underpowered
+        if all(v.indistinguishable and v.details.get("underpowered", True) for v in verdicts.values()):
             return _underpowered(f"inconclusive on all {n} {unit}; " + reason, rule, details)
-        return Verdict("not testable here", reason, rule, dict(details, inconclusive=True))
+        return Verdict("not testable here", reason, rule, dict(details, inconclusive=True, underpowered=False))
     if 2 * count["holds"] >= n and count["contradicted"] == 0 and count["mixed"] == 0:
         return Verdict("reproduced", reason, rule, details)
     if 2 * count["contradicted"] >= n:
@@ -984,18 +987,40 @@ def rate_interval(t: Sequence[float], curves: np.ndarray, fit_from: float = RATE
     return dict(out, low=slope - q * se, high=slope + q * se, se=se)
 
 
-def _rate_at(t: np.ndarray, curves: np.ndarray, exponent: float, mode: str) -> Verdict:
+def shape_exponent(t: Sequence[float], exponent: float, log_power: float) -> float:
+    """The claimed centre of a rate whose printed bound has the shape ``t^exponent · (ln t)^log_power``:
+    the growth exponent that the rate protocol's own estimator (:func:`rate_interval`, window
+    ``[h/10, h]`` with ``h`` the last of ``t``) measures on that noise-free curve at the checkpoints
+    ``t``. With ``log_power = 0`` it is ``exponent`` itself (no estimate). The local exponent of
+    ``t^a (ln t)^p`` is ``a + p/ln t``, so for ``p > 0`` the centre lies above ``a`` and falls slowly
+    with the horizon."""
+    if log_power == 0:
+        return float(exponent)
+    t = np.asarray(t, dtype=float)
+    w = t[t >= RATE_FIT_FROM * t.max()]
+    if w.size and w.min() <= 1.0:
+        raise ValueError(f"the shape t^a (ln t)^p needs checkpoints above t = 1 in the window, got t = {w.min():g}")
+    return float(rate_interval(w, w**exponent * np.log(w) ** log_power)["slope"])
+
+
+def _rate_at(t: np.ndarray, curves: np.ndarray, exponent: float, mode: str, log_power: float = 0.0) -> Verdict:
     """The rate test at one horizon (the window ``[h/10, h]`` of ``t``): holds, contradicted or
-    inconclusive (see :func:`check_rate`)."""
-    hi_c = exponent + RATE_MARGIN
-    lo_c = exponent - RATE_MARGIN
+    inconclusive (see :func:`check_rate`). The region is centred on ``exponent``, or, with a
+    ``log_power``, on :func:`shape_exponent` at these checkpoints."""
+    centre = shape_exponent(t, exponent, log_power)
+    hi_c = centre + RATE_MARGIN
+    lo_c = centre - RATE_MARGIN
     region = {
         "equal": f"[{_g(lo_c)}, {_g(hi_c)}]",
         "at_most": f"at most {_g(hi_c)}",
-        "below": f"below {_g(exponent)}",
+        "below": f"below {_g(centre)}",
     }[mode]
     rule = f"interval inside {region}"
     base = {"exponent": exponent, "mode": mode, "margin": RATE_MARGIN}
+    if log_power != 0:
+        shape = f"t^{_g(exponent)}·(ln t)^{_g(log_power)}"
+        rule += f" (centre {_g(centre)}: the growth exponent the estimator measures on {shape})"
+        base.update(centre=centre, log_power=float(log_power))
     try:
         r = rate_interval(t, curves)
     except ValueError as exc:
@@ -1010,7 +1035,7 @@ def _rate_at(t: np.ndarray, curves: np.ndarray, exponent: float, mode: str) -> V
     if not math.isfinite(r["low"]):
         return Verdict("not testable here", f"inconclusive: {iv} (no interval)", rule, dict(details, inconclusive=True))
     if mode == "below":
-        holds, contra = r["high"] < exponent, r["low"] > exponent - RATE_MARGIN
+        holds, contra = r["high"] < centre, r["low"] > centre - RATE_MARGIN
     else:
         holds = r["high"] <= hi_c and (mode == "at_most" or lo_c <= r["low"])
         contra = r["low"] > hi_c or (mode == "equal" and r["high"] < lo_c)
@@ -1026,7 +1051,7 @@ def _rate_at(t: np.ndarray, curves: np.ndarray, exponent: float, mode: str) -> V
         return Verdict("not reproduced", f"{iv}, outside {region}", rule, details)
     width = r["high"] - r["low"]
     # runs for an interval half as wide as the distance to the nearer edge of the region (sd ~ se·sqrt(n))
-    edge = min(abs(r["slope"] - e) for e in (lo_c, hi_c, exponent) if math.isfinite(e)) or width / 4
+    edge = min(abs(r["slope"] - e) for e in (lo_c, hi_c, centre) if math.isfinite(e)) or width / 4
     details["runs_for_power"] = _runs_for_power(r["se"] * math.sqrt(r["n_runs"]), edge, float(stats.norm.ppf(0.975)))
     return _underpowered(f"{iv} overlaps the edge of {region}", rule, details)
 
@@ -1038,6 +1063,8 @@ def check_rate(
     exponent: float,
     mode: str = "equal",
     what: str = "growth exponent (1 + log-log slope of the increments)",
+    log_power: float = 0.0,
+    shape_from: str = "",
 ) -> Verdict:
     """The one rate test: does a cumulative quantity grow like ``t^exponent`` (up to log factors)?
 
@@ -1055,14 +1082,27 @@ def check_rate(
     - the horizons are combined by the book's one rule (:func:`check_parts`), so a rate that holds
       only at one horizon, or drifts across the line as the horizon grows, is not reproduced
       outright.
+
+    **Printed log factors.** When the paper prints the bound behind an Õ rate with its log factors,
+    ``t^exponent·(ln t)^log_power``, that shape is the claim: at each horizon the region is centred
+    on the exponent the same estimator measures on the noise-free curve ``t^exponent (ln t)^p`` at
+    the same checkpoints and window (:func:`shape_exponent`; about ``exponent + p/ln t``), with the
+    same margin. ``shape_from`` must then say where the paper prints it (theorem, equation, page).
+    ``log_power = 0`` (the default: the paper prints only "Õ(...)") is the plain test above. Not for
+    ``mode="below"`` ("sublinear" has no printed shape).
     """
     if mode not in ("equal", "at_most", "below"):
         raise ValueError(f"mode={mode!r} is not one of ('equal', 'at_most', 'below')")
+    log_power = float(log_power)
+    if log_power != 0 and mode == "below":
+        raise ValueError("a log_power applies to 'equal' and 'at_most' rates, not to 'below'")
+    if log_power != 0 and not str(shape_from).strip():
+        raise ValueError("a rate with printed log factors must say where the paper prints them (shape_from)")
     t = np.asarray(t, dtype=float)
     y = np.asarray(curves, dtype=float)
     if y.ndim == 1:
         y = y[None, :]
-    parts, exponents = {}, {}
+    parts, exponents, centres = {}, {}, {}
     for f in RATE_HORIZONS:
         keep = t <= f * t[-1] * (1 + 1e-12)
         h = t[keep][-1] if keep.any() else t[0]
@@ -1072,23 +1112,38 @@ def check_rate(
                 "not testable here", "inconclusive: no checkpoint at this horizon", "", {"inconclusive": True}
             )
             continue
-        v = _rate_at(t[keep], y[:, keep], float(exponent), mode)
+        v = _rate_at(t[keep], y[:, keep], float(exponent), mode, log_power)
         parts[label] = v
         exponents[f"{h:.0f}"] = {k: v.details.get(k) for k in ("slope", "low", "high", "n_runs")}
+        if log_power != 0:
+            centres[f"{h:.0f}"] = shape_exponent(t[keep], float(exponent), log_power)
+            exponents[f"{h:.0f}"]["centre"] = centres[f"{h:.0f}"]
     region = {"equal": "within ±{m} of {a}", "at_most": "at most {a} + {m}", "below": "below {a}"}[mode]
+    if log_power != 0:
+        shape = f"t^{_g(exponent)}·(ln t)^{_g(log_power)}"
+        region_text = (
+            region.format(a="c(h)", m=_g(RATE_MARGIN))
+            + f", where c(h) is the growth exponent the same estimator measures on the noise-free curve {shape} at "
+            f"the same checkpoints and window (the shape of {shape_from}; "
+            + ", ".join(f"c = {_g(c)} at T = {float(h):,.0f}" for h, c in centres.items())
+            + ")"
+        )
+    else:
+        region_text = region.format(a=_g(exponent), m=_g(RATE_MARGIN))
     rule = (
         f"the one rate test: the {what}, with a {RATE_LEVEL:.0%} jackknife t-interval over at least {RATE_MIN_RUNS} "
-        f"runs, {region.format(a=_g(exponent), m=_g(RATE_MARGIN))}, at the horizons "
+        f"runs, {region_text}, at the horizons "
         + ", ".join(f"{f:g}·T" for f in RATE_HORIZONS)
         + " (each fitted over [h/10, h]); "
         + _RULE.format(u="horizons")
     )
     out = _aggregate(parts, "horizons", rule)
+    extra = {"log_power": log_power, "centres": centres, "shape_from": shape_from} if log_power != 0 else {}
     return Verdict(
         out.verdict,
         out.reason,
         out.criterion,
-        dict(out.details, exponents=exponents, exponent=float(exponent), mode=mode),
+        dict(out.details, exponents=exponents, exponent=float(exponent), mode=mode, **extra),
     )
 
 

@@ -165,6 +165,13 @@ def test_underpowered_everywhere_states_the_runs_needed():
     assert v.details["runs_for_power"] == 40 and "40 runs" in v.reason
     not_power = checks.check_parts({"a": V, "b": V})
     assert "underpowered" not in not_power.reason
+    # one level up, a part that was not testable for another reason keeps its reason: the models
+    # of a claim whose every part is vacuous are not "underpowered" either
+    nested = checks.check_instances({"m1": not_power, "m2": checks.check_parts({"a": V})})
+    assert nested.verdict == "not testable here" and "underpowered" not in nested.reason
+    # while models that are each underpowered still add up to an underpowered claim
+    under = checks.check_instances({"m1": checks.check_parts({"a": I}), "m2": checks.check_parts({"a": I, "b": I})})
+    assert "underpowered" in under.reason and under.details["runs_for_power"] == 40
 
 
 def test_some_needs_one_that_holds():
@@ -267,6 +274,71 @@ def test_rate_protocol_both_ways():
     assert v.details["n"] == 3 and len(v.details["exponents"]) == 3  # three horizons
 
 
+def _shape_runs(a: float, p: float, n: int = 30, T: int = 20_000, seed: int = 0):
+    """``n`` runs all equal to the noise-free curve ``t^a (ln t)^p`` at the rate checkpoints, times an
+    independent ``1 + 1e-4·N(0, 1)`` per point, so that the jackknife interval exists but is tiny."""
+    t = np.unique(np.geomspace(T // 40, T, 40).astype(int)).astype(float)
+    rng = np.random.default_rng(seed)
+    return t, (t**a * np.log(t) ** p)[None, :] * (1 + 1e-4 * rng.standard_normal((n, t.size)))
+
+
+SHAPE = "a test bound sqrt(T) (ln T)^1.5"
+
+
+def test_shape_exponent_matches_the_analytic_local_exponent():
+    """The centre for a printed log factor, against an oracle computed by hand: the estimator fits the
+    increments, i.e. the derivative t^(a-1) (ln t)^p (a + p/ln t), whose log-log slope plus one is
+    a + p/L - (p/L²)/(a + p/L) at L = ln t; at the window's geometric centre t = h/√10 that is the
+    centre to within 0.005 (the fit averages over a decade)."""
+    t, _ = _shape_runs(0.5, 1.5)
+    for f in checks.RATE_HORIZONS:
+        keep = t <= f * t[-1] * (1 + 1e-12)
+        L = math.log(t[keep][-1] / math.sqrt(10))
+        oracle = 0.5 + 1.5 / L - (1.5 / L**2) / (0.5 + 1.5 / L)
+        assert abs(checks.shape_exponent(t[keep], 0.5, 1.5) - oracle) < 0.005
+        assert checks.shape_exponent(t[keep], 0.5, 0.0) == 0.5  # p = 0: the old centre, exactly
+
+
+def test_rate_with_printed_log_factors_both_ways():
+    """Issue 31: a curve exactly equal to the bound √t (ln t)^1.5 fails today's "at most 0.5 + 0.1" and
+    passes once the centre is the shape's own exponent; a faster curve t^0.75 (ln t)^1.5 still fails."""
+    t, bound = _shape_runs(0.5, 1.5)
+    _, faster = _shape_runs(0.75, 1.5, seed=1)
+    _, plain = _shape_runs(0.5, 0.0, seed=2)
+    shaped = dict(log_power=1.5, shape_from=SHAPE)
+    assert checks.check_rate(t, bound, 0.5, "at_most", **shaped).verdict == "reproduced"
+    assert checks.check_rate(t, bound, 0.5, "at_most").verdict == "not reproduced"  # the old criterion
+    assert checks.check_rate(t, faster, 0.5, "at_most", **shaped).verdict == "not reproduced"
+    # "equal": inside ± 0.1 of the shape's exponent; contradicted above it (t^0.75) and below it (t^0.5)
+    assert checks.check_rate(t, bound, 0.5, "equal", **shaped).verdict == "reproduced"
+    assert checks.check_rate(t, faster, 0.5, "equal", **shaped).verdict == "not reproduced"
+    assert checks.check_rate(t, plain, 0.5, "equal", **shaped).verdict == "not reproduced"
+    assert checks.check_rate(t, plain, 0.5, "equal").verdict == "reproduced"
+    v = checks.check_rate(t, bound, 0.5, "at_most", **shaped)
+    assert SHAPE in v.criterion and len(v.details["centres"]) == 3
+    for h, c in v.details["centres"].items():
+        assert f"c = {c:.4g} at T = {float(h):,.0f}" in v.criterion  # the centre of every horizon is stated
+        assert v.details["exponents"][h]["centre"] == c
+
+
+def test_rate_without_log_factors_is_unchanged():
+    """p = 0 is the plain protocol: the same verdict, reason, criterion and details as without the
+    argument, with the region stated as 0.5 + 0.1."""
+    t, sq = _curves(0.5, 30)
+    plain, zero = checks.check_rate(t, sq, 0.5, "at_most"), checks.check_rate(t, sq, 0.5, "at_most", log_power=0.0)
+    assert (plain.verdict, plain.reason, plain.criterion) == (zero.verdict, zero.reason, zero.criterion)
+    assert plain.details == zero.details and "at most 0.5 + 0.1," in plain.criterion
+    assert "log_power" not in plain.details and "log_power" not in plain.evidence()["inputs"]
+
+
+def test_rate_log_power_needs_its_source_and_a_shape_mode():
+    t, sq = _curves(0.5, 30)
+    with pytest.raises(ValueError, match="shape_from"):
+        checks.check_rate(t, sq, 0.5, "at_most", log_power=1.0)
+    with pytest.raises(ValueError, match="below"):
+        checks.check_rate(t, sq, 1.0, "below", log_power=1.0, shape_from=SHAPE)
+
+
 def test_rate_protocol_needs_twenty_runs():
     t, y = _curves(0.5, 19)
     v = checks.check_rate(t, y, 0.5, "at_most")
@@ -327,6 +399,7 @@ def test_every_check_is_judged_again_from_its_evidence():
         checks.check_mean_below(a, 1.0),
         checks.check_bound_curve(t, sq.mean(axis=0), 3 * t**0.5, t),
         checks.check_rate(t, sq, 0.5, "at_most"),
+        checks.check_rate(t, sq, 0.5, "at_most", log_power=1.5, shape_from=SHAPE),
         checks.check_sublinear(t, sq),
         checks.check_bootstrap_increase("coefficient of variation", b[:, None] + 3, a[:, None] + 3),
         checks.check_instances({0: checks.check_mean_above(b, 0.0), 1: checks.check_mean_above(a, 0.0)}),
