@@ -164,6 +164,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ParameterError(
             f"--timeout {args.timeout}: give a positive number of seconds per cell (leave it out for no limit)"
         )
+    if args.html:
+        from .execution import HTML_MATHJAX, html_mathjax
+
+        if html_mathjax() is None:  # the page's formulas would show as raw TeX offline
+            raise ParameterError(
+                f"--html: the book's MathJax ({paths.book_root() / HTML_MATHJAX}) is not installed, so the "
+                "page's formulas could not render offline; install it with `make mathjax` (needs npm), or leave "
+                "out --html"
+            )
     at_once = min(args.jobs, len(notebooks))
     for nb in notebooks:
         check_memory(nb.id, nb.resolve(injected[nb.id])[0], at_once=at_once, force=args.force)
@@ -247,15 +256,19 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
 
     from ..core.parallel import map_tasks
     from .execution import execute_by_id
+    from .sweep import _signals_to_this_process_only
 
     started = time.perf_counter()
+    wall = time.time()
     where = dict(out_dir=str(out), record_dir=str(record_dir), timeout=args.timeout)
     tasks = [dict(notebook=nb.id, parameters=injected[nb.id], **where) for nb in notebooks]
     print(f"{len(tasks)} notebooks on {args.jobs} worker processes", flush=True)
+    finished: list[int] = []
 
     def report(outcome) -> None:
         nb = notebooks[outcome.index]
         if outcome.ok:
+            finished.append(outcome.index)
             seconds, output, record = outcome.result
             print(f"  {nb.id}: executed in {seconds:.1f} s -> {output}\n      record -> {record}", flush=True)
             _announce_stand_ins(Path(record))
@@ -267,7 +280,20 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
         else:
             print(f"  {nb.id}: FAILED", flush=True)
 
-    outcomes = map_tasks(execute_by_id, tasks, jobs=args.jobs, retries=0, on_done=report)
+    try:
+        # as a sweep's: Ctrl-C and SIGTERM reach this process only, never the workers still importing
+        # (a KeyboardInterrupt traceback each) nor their kernels (a cell stopped would read as a failure)
+        with _signals_to_this_process_only():
+            outcomes = map_tasks(execute_by_id, tasks, jobs=args.jobs, retries=0, on_done=report)
+    except KeyboardInterrupt:
+        # a process pool reports in batches: what counts is the record each notebook has now
+        done = [nb.id for i, nb in enumerate(notebooks) if i in finished or _recorded_since(nb, record_dir, wall)]
+        print(
+            f"run interrupted: {len(done)} notebook(s) finished ({', '.join(done) or 'none'}), "
+            f"{len(notebooks) - len(done)} not finished (no partial record)",
+            flush=True,
+        )
+        raise
     failed = [o for o in outcomes if not o.ok]
     for o in failed:
         first = (o.error or "unknown error").strip().splitlines()[0]
@@ -275,6 +301,14 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
     ok = len(outcomes) - len(failed)
     print(f"{ok} notebook(s) executed in {time.perf_counter() - started:.1f} s; records under {record_dir.resolve()}")
     return EXIT_FAILED if failed else 0
+
+
+def _recorded_since(nb, record_dir: Path, since: float) -> bool:
+    """Whether ``nb``'s record in ``record_dir`` was written at or after ``since`` (wall clock)."""
+    try:
+        return (record_dir / nb.chapter / f"{nb.name}.json").stat().st_mtime >= since
+    except OSError:
+        return False
 
 
 # ---------------------------------------------------------------------------- report

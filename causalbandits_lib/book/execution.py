@@ -8,6 +8,7 @@ papermill executes it with the parameters injected after the ``parameters`` cell
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import os
@@ -160,8 +161,12 @@ INTERRUPTED = threading.Event()
 def _quiet_while_interrupted(record) -> bool:
     """A logging filter: after an interrupt, what papermill and asyncio would report about the
     execution it stopped ("Kernel died while waiting for execute reply", a cell's task never
-    retrieved) is dropped; the command's one line says what happened."""
-    return not INTERRUPTED.is_set()
+    retrieved) is dropped; the command's one line says what happened. Likewise on a Dask worker
+    for a task that was cancelled (its kernel killed) because its sweep was interrupted."""
+    from ..core.parallel import current_cancellation
+
+    cancellation = current_cancellation()
+    return not INTERRUPTED.is_set() and not (cancellation is not None and cancellation.cancelled)
 
 
 for _name in ("papermill", "asyncio"):
@@ -236,7 +241,7 @@ def blas_environment() -> dict[str, str]:
     return env
 
 
-def _ipc_kernel_manager(cwd: str, env: Mapping[str, str], made: list[str] | None = None):
+def _ipc_kernel_manager(cwd: str, env: Mapping[str, str], made: list[str] | None = None, cancellation=None):
     """A kernel manager for one execution: it starts its kernel in ``cwd`` with ``env`` added to
     this process's environment, and talks to it over local IPC sockets instead of loopback TCP
     (private to the user, and ipykernel does not warn about unencrypted TCP). The sockets live in a
@@ -247,8 +252,13 @@ def _ipc_kernel_manager(cwd: str, env: Mapping[str, str], made: list[str] | None
 
     The kernel's connection file is written into the same folder (not as ``/tmp/tmp*.json``), and
     each folder is appended to ``made`` so that the caller removes it even when the execution was
-    interrupted before the kernel manager cleaned up."""
+    interrupted before the kernel manager cleaned up.
+
+    With a ``cancellation`` (:class:`~causalbandits_lib.core.parallel.Cancellation`: the execution
+    is a task on a Dask worker), cancelling the task kills the kernel at once, so that a sweep
+    interrupted on its client stops its kernels on the workers too."""
     import shutil
+    import signal
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
@@ -270,7 +280,21 @@ def _ipc_kernel_manager(cwd: str, env: Mapping[str, str], made: list[str] | None
             kw["env"] = {**(kw.get("env") or os.environ), **extra}
             return await super()._async_pre_start_kernel(**kw)
 
+        async def _async_post_start_kernel(self, **kw) -> None:
+            pid = getattr(self.provisioner, "pid", None)
+            if cancellation is not None and pid:
+
+                def kill(pid=pid) -> None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+
+                self._forget_kill = cancellation.on_cancel(kill)
+            await super()._async_post_start_kernel(**kw)
+
         async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            forget = getattr(self, "_forget_kill", None)
+            if forget is not None and not restart:  # the kernel has exited: its pid may be reused
+                forget()
             await super()._async_cleanup_resources(restart=restart)
             if not restart:
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
@@ -396,6 +420,10 @@ def execute_notebook(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
+    from ..core.parallel import current_cancellation
+
+    cancellation = current_cancellation()  # a task of a Dask sweep: its kernel is killed when cancelled
+
     out_dir = Path(out_dir).resolve()
     record_dir = (Path(record_dir) if record_dir is not None else out_dir).resolve()
     output = out_dir / spec.chapter / f"{spec.name}.ipynb"
@@ -440,7 +468,7 @@ def execute_notebook(
                 progress_bar=progress,
                 execution_timeout=timeout,
                 kernel_manager_class=_ipc_kernel_manager(
-                    str(paths.notebooks_dir() / spec.chapter), env, kernel_folders
+                    str(paths.notebooks_dir() / spec.chapter), env, kernel_folders, cancellation
                 ),
             )
         except PapermillExecutionError as exc:
@@ -450,6 +478,8 @@ def execute_notebook(
                 f"(executed copy: {failed})"
             ) from None
         except (DeadKernelError, CellTimeoutError) as exc:
+            if cancellation is not None:
+                cancellation.check()  # its kernel was killed because the task was cancelled
             cell = _running_cell(staged_nb)
             failed = _keep_failed_copy(staged_nb, output)
             if isinstance(exc, CellTimeoutError):
@@ -462,6 +492,8 @@ def execute_notebook(
         if not staged_record.is_file():
             raise ExecutionError(f"notebook {spec.id} ran but wrote no record; does its last cell call nb.finish()?")
         check_record_matches(staged_record, spec, parameters)
+        if cancellation is not None:
+            cancellation.check()  # nothing is moved into place once the task is cancelled
         try:
             os.replace(staged_nb, output)
             os.replace(staged_record, record)  # last: a record at its final path has its notebook beside it

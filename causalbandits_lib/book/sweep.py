@@ -260,24 +260,28 @@ def _remove_staging(folder: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-def run_point(notebook: str, given: dict[str, Any], point_dir: str, wait: bool = False) -> dict[str, Any]:
+def run_point(notebook: str, given: dict[str, Any], point_dir: str, wait: bool = True) -> dict[str, Any]:
     """Execute one grid point and move its notebook and record into ``point_dir``.
 
     Runs in a worker process or thread and changes nothing process-wide. The point's folder is
     locked while it runs; a point that another process (a second sweep into the same ``--out``) is
-    running is waited for with ``wait`` (as :func:`run_sweep` asks), else :class:`PointBusyError`
-    is raised. Once the lock is held, a valid record of the point (one that
-    :func:`stale_reason` accepts: written meanwhile by that other process) is kept and nothing runs:
-    the result then has ``"skipped"``, the reason. Otherwise the execution writes into a fresh staging
-    folder of the point, the record is checked against the point (notebook and resolved
-    parameters) and only then moved to ``point_dir/record.json`` (atomically, after the notebook),
-    so an interrupted or mixed-up point leaves no record.
+    running is waited for (the default, as in :func:`run_sweep`: a busy point is never a failure);
+    ``wait=False`` raises :class:`PointBusyError` at once instead. Once the lock is held, a valid
+    record of the point (one that :func:`stale_reason` accepts: written meanwhile by that other
+    process) is kept and nothing runs: the result then has ``"skipped"``, the reason. Otherwise the
+    execution writes into a fresh staging folder of the point, the record is checked against the
+    point (notebook and resolved parameters) and only then moved to ``point_dir/record.json``
+    (atomically, after the notebook), so an interrupted or mixed-up point leaves no record; on a
+    Dask worker, neither does a point whose sweep was interrupted on its client (its kernel is
+    killed: see :class:`~causalbandits_lib.core.parallel.Cancellation`).
     """
     import tempfile
 
+    from ..core.parallel import current_cancellation
     from .execution import check_record_matches, execute_notebook
     from .notebook import find_notebook_spec
 
+    cancellation = current_cancellation()  # on a Dask worker: set when the sweep is interrupted
     spec = find_notebook_spec(notebook)
     folder = Path(point_dir)
     if not folder.is_absolute():
@@ -297,6 +301,8 @@ def run_point(notebook: str, given: dict[str, Any], point_dir: str, wait: bool =
             started = time.perf_counter()
             result = execute_notebook(spec, given, work, work, progress=False)
             check_record_matches(result.record, spec, given)
+            if cancellation is not None:
+                cancellation.check()  # an interrupted sweep's point leaves no record, even one it finished
             os.replace(result.output, folder / "notebook.ipynb")
             os.replace(result.record, folder / "record.json")
             try:

@@ -10,13 +10,79 @@ randomness from its own seeds, results do not depend on where or beside what a t
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
+import threading
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["TaskOutcome", "map_tasks"]
+__all__ = ["TaskOutcome", "map_tasks", "TaskCancelled", "Cancellation", "current_cancellation"]
+
+
+class TaskCancelled(RuntimeError):
+    """The task was cancelled (its sweep was interrupted) and stopped without a result."""
+
+
+class Cancellation:
+    """The cancellation of one task running on a Dask worker.
+
+    A task's body (the thread that runs it) finds it with :func:`current_cancellation`: it calls
+    :meth:`check` before anything it must not do once cancelled (moving a record into place), and
+    registers with :meth:`on_cancel` what stops the work it started (killing a notebook's kernel).
+    :meth:`cancel` is called from another thread when the client that submitted the task is
+    interrupted."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def check(self) -> None:
+        """Raise :class:`TaskCancelled` when the task has been cancelled."""
+        if self._event.is_set():
+            raise TaskCancelled("the task was cancelled: its sweep was interrupted")
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` when the task is cancelled (at once if it already is). Returns a
+        function that unregisters it."""
+        with self._lock:
+            now = self._event.is_set()
+            if not now:
+                self._callbacks.append(callback)
+        if now:
+            with contextlib.suppress(Exception):
+                callback()
+
+        def remove() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._callbacks.remove(callback)
+
+        return remove
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            with contextlib.suppress(Exception):
+                callback()
+
+
+_CANCELLATION: contextvars.ContextVar[Cancellation | None] = contextvars.ContextVar(
+    "causalbandits_cancellation", default=None
+)
+
+
+def current_cancellation() -> Cancellation | None:
+    """The :class:`Cancellation` of the task this thread runs on a Dask worker (None elsewhere:
+    serially and on joblib's pool an interrupt stops the whole process instead)."""
+    return _CANCELLATION.get()
 
 
 @dataclass
@@ -80,7 +146,9 @@ def map_tasks(
     scheduler : str, optional
         Address of a running Dask ``distributed`` scheduler, or ``"local"`` for a
         ``LocalCluster`` with ``jobs`` single-threaded worker processes on loopback.
-        Without it, joblib's process pool (loky) is used.
+        Without it, joblib's process pool (loky) is used. When the caller is interrupted, every
+        task is told (see :class:`Cancellation`: a running task kills what it registered, such as
+        a notebook's kernel, and writes nothing) and waited for, up to :data:`CANCEL_WAIT` seconds.
     retries : int
         Extra attempts for a task that raised or whose worker died.
     on_done : callable, optional
@@ -180,8 +248,48 @@ def _indexed_call(fn, i, kwargs, marks=None):
     return i, ok, value, where, work
 
 
+#: Seconds an interrupted Dask map waits for its running tasks to stop (their kernels killed)
+#: before it returns; a task still running then is cancelled (and its worker may go on with it).
+CANCEL_WAIT = 30.0
+
+
+def _dask_call(fn: Callable, kwargs: Mapping[str, Any], cancel: str) -> tuple[bool, Any, str, list[dict]]:
+    """:func:`_worker_call` on a Dask worker, stopped when its client sets the ``distributed.Event``
+    named ``cancel`` (the client was interrupted): the task's :class:`Cancellation` is cancelled
+    then, which kills what the task registered (a notebook's kernel) and keeps it from writing its
+    result (a record). Dask's own cancel only forgets a running task: its thread, and the kernel
+    it started, went on and wrote a record after the command had said "workers stopped"."""
+    from distributed import Event
+
+    event = Event(cancel)
+    if event.is_set():  # queued when the client was interrupted: nothing starts
+        return False, "TaskCancelled: the sweep was interrupted before the task started", f"pid {os.getpid()}", []
+    cancellation = Cancellation()
+    finished = threading.Event()
+
+    def watch() -> None:
+        while not finished.is_set():
+            try:
+                if event.wait(timeout=0.5):
+                    cancellation.cancel()
+                    return
+            except Exception:  # noqa: BLE001 - the scheduler is unreachable for a moment: ask again
+                finished.wait(0.5)
+
+    watcher = threading.Thread(target=watch, name="causalbandits-cancel", daemon=True)
+    watcher.start()
+    token = _CANCELLATION.set(cancellation)
+    try:
+        return _worker_call(fn, kwargs)
+    finally:
+        _CANCELLATION.reset(token)
+        finished.set()
+
+
 def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
-    from distributed import Client, LocalCluster, as_completed
+    import uuid
+
+    from distributed import Client, Event, LocalCluster, as_completed, wait
 
     cluster = None
     if scheduler == "local":
@@ -199,10 +307,12 @@ def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
     else:
         client = Client(scheduler)
     futures: dict = {}
+    cancel = Event(f"causalbandits-cancel-{uuid.uuid4().hex}", client=client)
     try:
         for i, kw in enumerate(tasks):
             outcomes[i].attempts += 1
-            futures[client.submit(_worker_call, fn, kw, key=f"task-{i}-{outcomes[i].attempts}", pure=False)] = i
+            key = f"task-{i}-{outcomes[i].attempts}-{cancel.name[-8:]}"
+            futures[client.submit(_dask_call, fn, kw, cancel.name, key=key, pure=False)] = i
         seq = as_completed(futures)
         for fut in seq:
             i = futures.pop(fut)
@@ -219,14 +329,21 @@ def _map_dask(fn, tasks, jobs, scheduler, retries, outcomes, on_done) -> None:
                 o.error = value
             if not ok and o.attempts <= retries:
                 o.attempts += 1
-                new = client.submit(_worker_call, fn, tasks[i], key=f"task-{i}-{o.attempts}", pure=False)
+                key = f"task-{i}-{o.attempts}-{cancel.name[-8:]}"
+                new = client.submit(_dask_call, fn, tasks[i], cancel.name, key=key, pure=False)
                 futures[new] = i
                 seq.add(new)
             elif on_done:
                 on_done(o)
     except BaseException:
-        # interrupted: nothing more may start; the tasks still queued or running are cancelled
-        # (a LocalCluster's workers are then closed with it)
+        # interrupted: nothing more may start, and what runs stops. The event tells every task
+        # (running: its kernel is killed and it writes nothing; queued: it returns at once); the
+        # tasks are waited for, so that nothing they started goes on after this returns, then
+        # whatever is left is cancelled (a LocalCluster's workers are then closed with it).
+        with contextlib.suppress(Exception):
+            cancel.set()
+        with contextlib.suppress(Exception):
+            wait(list(futures), timeout=CANCEL_WAIT)
         with contextlib.suppress(Exception):
             client.cancel(list(futures), force=True)
         raise

@@ -76,7 +76,13 @@ def test_the_page_names_the_choices_that_differ_from_the_record(record_dir):
 
 
 @pytest.mark.notebooks
-def test_run_prints_verdicts_and_renders_a_self_contained_page(tmp_path, capsys):
+def test_run_prints_verdicts_and_renders_a_self_contained_page(tmp_path, capsys, monkeypatch):
+    from causalbandits_lib.book import execution
+
+    if execution.html_mathjax() is None:  # `run --html` refuses without the book's MathJax (make mathjax)
+        fake = tmp_path / "mathjax.js"
+        fake.write_text("window.fakeMathJax = true;\n")
+        monkeypatch.setattr(execution, "html_mathjax", lambda: fake)
     assert main(["run", "primer/01", "--profile", "smoke", "--out", str(tmp_path), "--html", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "claims (smoke profile): " in out and "verdicts not compared" in out

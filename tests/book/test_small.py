@@ -141,5 +141,5 @@ def test_a_point_being_run_elsewhere_is_not_run_again_at_once(tmp_path):
     point = tmp_path / "point"
     with point_lock(point):
         with pytest.raises(PointBusyError, match="being run by another process"):
-            run_point(NB, {"profile": "smoke"}, str(point))
+            run_point(NB, {"profile": "smoke"}, str(point), wait=False)
     assert not (point / "record.json").exists()
