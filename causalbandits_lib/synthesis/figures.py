@@ -108,11 +108,12 @@ _STYLE = {
 }
 
 
-def frontiers(inst: M.Instance, matched: N.Matched):
+def frontiers(inst: M.Instance, matched: N.Matched, learners: Mapping[str, tuple[float, float]] | None = None):
     """Each notion's exact price-unfairness frontier on one model: the price per round
     ``V(π⁰) - V(π_N(θ))`` against the mean discrepancy ``D(π_N(θ))`` of its optimum at every
     threshold (the average constraint at 40 levels from ``D_min`` to ``D(π⁰)``); dotted verticals:
-    the matched levels; the points on them, each notion's price there (unreachable: none)."""
+    the matched levels; the points on them, each notion's price there (unreachable: none).
+    ``learners``: ``label: (D, regret per round)`` measured, drawn as crosses."""
     import numpy as np
 
     fig, ax = new_axes(1)
@@ -128,6 +129,8 @@ def frontiers(inst: M.Instance, matched: N.Matched):
             p = matched.prices[notion][j]
             if p.reachable:
                 ax.plot([d], [p.price], "o", mfc="none", mec=f"C{i}", ms=8)
+    for i, (label, (d, cost)) in enumerate((learners or {}).items()):
+        ax.plot([d], [cost], "x", color=f"C{4 + i}", ms=7, mew=1.5, label=label)
     ax.set_xlabel("mean counterfactual discrepancy D(π)")
     ax.set_ylabel("price per round")
     panel_title(ax, f"{inst.name}: the frontiers; dotted, the matched levels")
