@@ -49,6 +49,7 @@ __all__ = [
     "judge_h10",
     "learner_table",
     "part_counts",
+    "fallback_parts",
     "fallback_table",
 ]
 
@@ -263,6 +264,12 @@ def judge_h10(runs, dp_least: float, fallback_most: float, criterion: str = "") 
                 )
         per_model[r.name] = checks.check_parts(parts, "each fair learner's DP and EO gaps below D-UCB's")
     return checks.check_instances(per_model, criterion), per_model
+
+
+def fallback_parts(runs, most: float) -> int:
+    """The (model, level) parts at which F-UCB-cert falls back in more than ``most`` of the rounds
+    (those H9 does not judge for that reason)."""
+    return sum(not _certifies(r, j, most)[0] for r in runs for j in range(len(r.levels)))
 
 
 def part_counts(per_model: dict, by_label: bool = True) -> dict:

@@ -13,8 +13,8 @@ RECORDS = read_records(paths.paper_results_dir())
 NOTEBOOKS = sorted(
     p.relative_to(paths.notebooks_dir()).with_suffix("").as_posix() for p in paths.notebooks_dir().glob("*/*.md")
 )
-# chapters whose prose has been read sentence by sentence and annotated; the synthesis chapter is not yet
-ANNOTATED_CHAPTERS = ("primer", "cclb", "pcb", "bestfair", "fucb", "fairx")
+# chapters whose prose has been read sentence by sentence and annotated
+ANNOTATED_CHAPTERS = ("primer", "cclb", "pcb", "bestfair", "fucb", "fairx", "synthesis")
 
 
 def _md(notebook: str) -> str:

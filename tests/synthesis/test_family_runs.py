@@ -191,3 +191,8 @@ def test_part_counts_by_label_and_in_all():
     by = R.part_counts(per)
     assert by["q = 0.25"] == {"not testable here": 1, "not reproduced": 1}
     assert R.part_counts(per, by_label=False) == {"all": {"not testable here": 1, "reproduced": 2, "not reproduced": 3}}
+
+
+def test_fallback_parts_counts_the_levels_h9_skips_for_falling_back():
+    runs = [_runs(fallback=(0.9, 0.1, 0.6)), _runs("n", fallback=(0.5, 0.5, 0.51))]
+    assert R.fallback_parts(runs, 0.5) == 3
