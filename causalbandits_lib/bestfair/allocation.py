@@ -30,10 +30,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-import cvxpy as cp
 import highspy
 import numpy as np
-from scipy.optimize import linprog
 from scipy.sparse import csc_matrix
 
 __all__ = [
@@ -190,6 +188,7 @@ class AllocationLP:
         self.costs = costs
         self.solver = solver
         self._highs: highspy.Highs | None = None
+        self._cols_blocks: tuple[bool, ...] | None = None  # the blocks whose column bounds the model holds
         self._problems: dict[tuple[bool, ...], tuple] = {}
         # fractions and values, keyed by (blocks, B, R)
         self._cache: dict[tuple, np.ndarray] = {}
@@ -225,6 +224,7 @@ class AllocationLP:
             h.setOptionValue("presolve", "off")
             h.passModel(lp)
             self._highs = h
+            self._cols_blocks = None  # a new model holds the initial column bounds
             # what every solve passes unchanged: the row and column indices and lower bounds
             self._rows = (np.arange(3 * K + 2, dtype=np.int32), np.r_[np.full(3 * K + 1, -highspy.kHighsInf), 1.0])
             self._cols = (np.arange(n, dtype=np.int32), np.r_[np.zeros(3 * K), -highspy.kHighsInf])
@@ -251,7 +251,9 @@ class AllocationLP:
         rows_up[: 3 * K] = np.where(used & mask, 0.0, inf).ravel()
         rows_up[3 * K], rows_up[3 * K + 1] = budget, 1.0
         h.changeRowsBounds(3 * K + 2, self._rows[0], self._rows[1], rows_up)
-        h.changeColsBounds(3 * K + 1, self._cols[0], self._cols[1], cols_up)
+        if self._cols_blocks != blocks:  # the column bounds depend on the blocks only
+            h.changeColsBounds(3 * K + 1, self._cols[0], self._cols[1], cols_up)
+            self._cols_blocks = blocks
         h.run()
         status = h.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
@@ -273,6 +275,8 @@ class AllocationLP:
     def _problem(self, blocks: tuple[bool, ...]):
         prob = self._problems.get(blocks)
         if prob is None:
+            import cvxpy as cp  # only for a cvxpy solver: the default HiGHS path does without it
+
             K = self.K
             nu = cp.Variable((3, K), nonneg=True)
             t = cp.Variable()
@@ -392,6 +396,8 @@ def linprog_allocation(
     a_eq = np.zeros((1, n))
     a_eq[0, : 3 * K] = 1.0
     bounds = [(0, None if blocks[b] else 0) for b in range(3) for _ in range(K)] + [(None, None)]
+    from scipy.optimize import linprog
+
     res = linprog(c, A_ub=rows, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=bounds, method="highs")
     if res.status != 0:
         raise RuntimeError(f"linprog failed: {res.message}")

@@ -154,6 +154,18 @@ def many_budget_curves(
     the largest budgets first, so that worker processes stay busy to the end (one call per problem
     leaves a worker idle while the other finishes that problem's largest budget). The numbers are
     those of :func:`budget_curves` on each problem alone."""
+    tasks, where = _budget_tasks(cases, algorithms, budgets, seed, config, jobs, scheduler, backend, lps)
+    outcomes = _run_tasks(_identify_all, tasks, jobs, scheduler)
+    done = [dict() for _ in cases]
+    for c, task, o in zip(where, tasks, outcomes):
+        for alg, result in zip(task["algorithms"], o.result):
+            done[c][alg, task["T"]] = result
+    return [{alg: [d[alg, int(T)] for T in budgets] for alg in algorithms} for d in done]
+
+
+def _budget_tasks(cases, algorithms, budgets, seed, config, jobs, scheduler, backend, lps=None):
+    """The tasks of :func:`many_budget_curves` (one per case, budget and family of algorithms, the
+    largest budgets first) and the case of each."""
     local = jobs == 1 and not scheduler
     config = config or AlgorithmConfig() if local else config
     shared = []
@@ -185,15 +197,17 @@ def many_budget_curves(
                 )
             )
             where.append(c)
-    outcomes = map_tasks(_identify_all, tasks, jobs=jobs, scheduler=scheduler, retries=1)
+    return tasks, where
+
+
+def _run_tasks(fn, tasks, jobs, scheduler):
+    """:func:`~causalbandits_lib.core.parallel.map_tasks` of ``fn`` over the budget tasks; raises
+    naming the first task that failed."""
+    outcomes = map_tasks(fn, tasks, jobs=jobs, scheduler=scheduler, retries=1)
     for task, outcome in zip(tasks, outcomes):
         if not outcome.ok:
             raise RuntimeError(f"{', '.join(task['algorithms'])} at T={task['T']} failed: {outcome.error}")
-    done = [dict() for _ in cases]
-    for c, task, o in zip(where, tasks, outcomes):
-        for alg, result in zip(task["algorithms"], o.result):
-            done[c][alg, task["T"]] = result
-    return [{alg: [d[alg, int(T)] for T in budgets] for alg in algorithms} for d in done]
+    return outcomes
 
 
 def lp_families(algorithms: Sequence[str]) -> list[tuple[str, ...]]:
@@ -228,6 +242,24 @@ def _identify_all(
         )
         for alg in algorithms
     ]
+
+
+def _result_errors(result: IdentificationResult, k_star: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """What :func:`many_instance_errors` keeps of one result: the per-run errors and, for a
+    two-stage baseline (when the problem has a best fair arm), whether ``k*`` was no longer in ``R``
+    when the screening stage ended."""
+    lost = None
+    if result.algorithm.startswith("TS") and k_star >= 0:
+        lost = ~result.remaining[:, int((result.stage == 1).sum()), k_star]
+    return result.error, lost
+
+
+def _identify_errors(**task) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """One task of :func:`many_instance_errors`: :func:`_identify_all`, of whose results only
+    :func:`_result_errors` is returned (a worker then sends back a few kilobytes, not every run's
+    allocations and estimates of every phase)."""
+    k_star = task["problem"].best_fair_arm(task["tolerance"])
+    return [_result_errors(r, k_star) for r in _identify_all(**task)]
 
 
 def instance_errors(
@@ -266,17 +298,23 @@ def many_instance_errors(
     scheduler: str | None = None,
     backend: str = "auto",
 ) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
-    """:func:`instance_errors` of every case, in one call of :func:`many_budget_curves`."""
+    """:func:`instance_errors` of every case: the tasks of :func:`many_budget_curves` in one call of
+    :func:`~causalbandits_lib.core.parallel.map_tasks`, each returning only the errors and the
+    screening losses of its results (:func:`_identify_errors`; the same numbers as taking them from
+    :func:`many_budget_curves`' results, which the tests check)."""
+    tasks, where = _budget_tasks(cases, algorithms, budgets, seed, config, jobs, scheduler, backend)
+    outcomes = _run_tasks(_identify_errors, tasks, jobs, scheduler)
+    done: list[dict] = [dict() for _ in cases]
+    for c, task, o in zip(where, tasks, outcomes):
+        for alg, kept in zip(task["algorithms"], o.result):
+            done[c][alg, task["T"]] = kept
     out = []
-    for case, curves in zip(
-        cases, many_budget_curves(cases, algorithms, budgets, seed, config, jobs, scheduler, backend)
-    ):
-        k_star = case.problem.best_fair_arm(case.tolerance)
-        errors = {alg: np.stack([r.error for r in results]) for alg, results in curves.items()}
+    for d in done:
+        errors = {alg: np.stack([d[alg, int(T)][0] for T in budgets]) for alg in algorithms}
         lost = {
-            alg: np.stack([~r.remaining[:, int((r.stage == 1).sum()), k_star] for r in results])
-            for alg, results in curves.items()
-            if alg.startswith("TS") and k_star >= 0
+            alg: np.stack([d[alg, int(T)][1] for T in budgets])
+            for alg in algorithms
+            if d[alg, int(budgets[0])][1] is not None
         }
         out.append((errors, lost))
     return out

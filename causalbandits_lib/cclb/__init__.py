@@ -23,8 +23,9 @@ Modules, named for what they do:
   rounds and the confidence-set measurements;
 - :mod:`.figures`: the notebooks' figures;
 - :mod:`.registry`: the (environment, policy) pairs for the conformance test and the benchmark;
-- :mod:`.kernels` and :mod:`.glm_kernel`: the compiled fast paths; the second is imported here so
-  that it registers itself for GLM-UCB (which does not import it).
-"""
+- :mod:`.kernels` and :mod:`.glm_kernel`: the compiled fast paths; the second registers itself for
+  GLM-UCB when :meth:`.algorithms.GLMUCB.compiled` first asks for it.
 
-from . import glm_kernel  # noqa: F401  (registers GLM-UCB's kernel; see causalbandits_lib.core.kernels)
+The package imports none of its modules: a worker process of the exact comparisons needs
+:mod:`.confidence` (and cvxpy) only, not the causal-model and compiled-kernel stack.
+"""

@@ -649,5 +649,9 @@ class GLMUCB:
     def compiled(self, env):
         """The compiled fast path against :class:`~.environment.FairLogisticBandit`
         (:class:`~.glm_kernel.GLMUCBKernel`, every knob and tie rule), or None for another
-        environment or a subclass (registered by :mod:`.glm_kernel`)."""
+        environment or a subclass (registered by :mod:`.glm_kernel`, imported here on first use:
+        the chapter's package does not import it, so that a worker process that needs one light
+        module of the chapter does not load the compiled kernels)."""
+        from . import glm_kernel  # noqa: F401  (registers GLM-UCB's kernel)
+
         return registered_kernel(self, env)

@@ -362,9 +362,14 @@ def loss_gap_slice(
     extent: float,
     n_grid: int,
     chunk: int = 512,
+    compiled: bool = True,
 ):
     """``L_t(theta) - L_t(theta_hat_t)`` on the plane ``theta = center + u e1 + v e2`` for one run's
     raw data ``X (n, t)``, ``y (t,)`` (a picture of the confidence set ``{gap <= beta_t^2}``).
+
+    The grid's losses are those of :func:`~.theory.losses_at_points` (compiled; equal to
+    :meth:`~.confidence.LogisticData.loss` to rounding), or with ``compiled=False`` of the latter
+    in chunks of ``chunk`` points (the readable reference).
 
     Returns
     -------
@@ -376,7 +381,12 @@ def loss_gap_slice(
     u = np.linspace(-extent, extent, n_grid)
     pts = center[None, None, :] + u[None, :, None] * e1[None, None, :] + u[:, None, None] * e2[None, None, :]
     flat = pts.reshape(-1, pts.shape[-1])
-    vals = np.concatenate([data.loss(flat[i : i + chunk][None])[0] for i in range(0, len(flat), chunk)])
+    if compiled:
+        from .theory import losses_at_points
+
+        vals = losses_at_points(data, flat)
+    else:
+        vals = np.concatenate([data.loss(flat[i : i + chunk][None])[0] for i in range(0, len(flat), chunk)])
     return u, vals.reshape(n_grid, n_grid) - data.loss(theta_hat)[0], pts, theta_hat[0]
 
 

@@ -116,3 +116,21 @@ def test_highs_and_clarabel_agree_on_the_value_and_highs_does_not_remember_earli
         again, again_value = backward.solve(m, 0.3)
         np.testing.assert_array_equal(again, nu)
         assert again_value == value
+
+
+def test_alternating_blocks_give_the_fractions_of_a_fresh_lp_bit_for_bit():
+    """The model keeps the column bounds of the last blocks solved and sets them again only when
+    the blocks change: solves alternating between the three kinds of blocks (and repeating one)
+    return, bit for bit, what a fresh LP returns for each alone."""
+    rng = np.random.default_rng(12)
+    prob = synthetic_instance("loose", np.random.default_rng(3)).problem
+    lp = AllocationLP(prob.allocation_matrices, prob.costs)
+    sequence = [ALL_BLOCKS, ALL_BLOCKS, FAIRNESS_BLOCKS, OUTCOME_BLOCK, OUTCOME_BLOCK, ALL_BLOCKS, FAIRNESS_BLOCKS]
+    for blocks in sequence * 3:
+        mask = rng.random(prob.n_arms) < 0.6
+        mask[rng.integers(prob.n_arms)] = True
+        budget = float(rng.choice([1 / math.sqrt(250), 1 / math.sqrt(2000), 0.3]))
+        shared = lp.fractions(mask, budget, blocks)
+        alone = AllocationLP(prob.allocation_matrices, prob.costs).fractions(mask, budget, blocks)
+        np.testing.assert_array_equal(shared, alone)
+    assert lp.solves == len(sequence) * 3

@@ -13,6 +13,7 @@ from causalbandits_lib.bestfair.experiments import (
     error_rates,
     instance_errors,
     lp_families,
+    many_budget_curves,
     many_instance_errors,
 )
 from causalbandits_lib.core import checks
@@ -64,6 +65,31 @@ def test_many_problems_in_one_batch_equal_each_problem_alone(jobs, loose):
             assert errors[alg].shape == (2, case.n_runs) and np.array_equal(errors[alg], alone_errors[alg])
         for alg in lost:
             assert np.array_equal(lost[alg], alone_lost[alg])
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_instance_errors_are_those_of_the_full_results(jobs, loose):
+    """The tasks of many_instance_errors return only the errors and screening losses; they equal
+    those taken from the full results of many_budget_curves (the reference: `error`, and `remaining`
+    at the end of stage 1 for the two-stage baselines when a best fair arm exists)."""
+    cfg = AlgorithmConfig(budget=1.0)
+    cases = [
+        Case(loose.problem, loose.setting.tolerance, 5),
+        Case(easy_problem(), 0.2, 3),
+        Case(unfair_problem(), 0.1, 4),
+    ]
+    algs, budgets = ["TS-V1", "CSR-V1", "CSR-V2", "TS-V2"], [300, 900]
+    kept = many_instance_errors(cases, algs, budgets, 2, config=cfg, jobs=jobs)
+    full = many_budget_curves(cases, algs, budgets, 2, config=cfg)
+    for case, (errors, lost), curves in zip(cases, kept, full):
+        k_star = case.problem.best_fair_arm(case.tolerance)
+        assert list(errors) == algs
+        assert set(lost) == ({"TS-V1", "TS-V2"} if k_star >= 0 else set())
+        for alg, results in curves.items():
+            np.testing.assert_array_equal(errors[alg], np.stack([r.error for r in results]))
+            if alg in lost:
+                ref = np.stack([~r.remaining[:, int((r.stage == 1).sum()), k_star] for r in results])
+                np.testing.assert_array_equal(lost[alg], ref)
 
 
 def test_lp_families_group_the_variants_of_an_algorithm():

@@ -196,3 +196,24 @@ def test_the_inlined_exp_gives_the_c_librarys_bits():
     _expit_pass(X, y, m, np.array([1.0, 1.0, 0.0, 0.0]), e, w, ks, rs, True)
     p = expit(np.einsum("k,kt->t", np.array([1.0, 1.0, 0.0, 0.0]), X))
     assert same_arrays(e, p - y) and same_arrays(w, p * (1 - p))
+
+
+def test_a_fresh_process_finds_the_kernel_without_the_package_importing_it():
+    """The chapter's package imports none of its modules (a worker of the exact comparisons loads
+    :mod:`.confidence` alone); :meth:`GLMUCB.compiled` imports the kernel module on first use."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import causalbandits_lib.cclb.confidence\n"
+        "heavy = ('causalbandits_lib.cclb.glm_kernel', 'causalbandits_lib.cclb.algorithms', 'pgmpy', 'numba')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "from causalbandits_lib.cclb.algorithms import GLMUCB\n"
+        "from causalbandits_lib.cclb.environment import FairLogisticBandit\n"
+        "assert 'causalbandits_lib.cclb.glm_kernel' not in sys.modules\n"
+        "kernel = GLMUCB().compiled(FairLogisticBandit())\n"
+        "assert type(kernel).__name__ == 'GLMUCBKernel', kernel\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -234,3 +234,31 @@ def test_scalar_lemmas_3_4_6_and_freedman():
     assert ex[0] == pytest.approx(max(1 - (math.e - 2) - 1, 0 - 2 * (math.e - 2) - 1, 1 - 3 * (math.e - 2) - 1))
     with pytest.raises(ValueError):
         Th.freedman_excess(np.ones((1, 2)), np.ones((1, 2)), 0.0, 0.1)
+
+
+def test_losses_at_points_equal_the_numpy_loss_to_rounding(played):
+    """The compiled loss of the slices against :meth:`LogisticData.loss`, raw and binned data."""
+    from causalbandits_lib.cclb.confidence import LogisticData
+
+    X, y = played
+    rng = np.random.default_rng(5)
+    pts = rng.normal(size=(300, 4)) * 3
+    for t in (7, 129, 400):
+        data = LogisticData.from_observations(X[:1, :, :t], y[:1, :t])
+        ref = data.loss(pts[None])[0]
+        np.testing.assert_allclose(Th.losses_at_points(data, pts), ref, rtol=1e-12, atol=0)
+        weighted = LogisticData(data.X, rng.integers(1, 5, size=(1, t)).astype(float), data.b)
+        np.testing.assert_allclose(Th.losses_at_points(weighted, pts), weighted.loss(pts[None])[0], rtol=1e-12, atol=0)
+
+
+def test_loss_gap_slice_compiled_matches_the_numpy_reference(played):
+    from causalbandits_lib.cclb import experiments as E
+
+    X, y = played
+    e1, e2 = np.eye(4)[0], np.eye(4)[3]
+    for t in (40, 400):
+        fast = E.loss_gap_slice(X[0, :, :t], y[0, :t], 5.0, np.zeros(4), e1, e2, 6.0, 31)
+        ref = E.loss_gap_slice(X[0, :, :t], y[0, :t], 5.0, np.zeros(4), e1, e2, 6.0, 31, compiled=False)
+        np.testing.assert_array_equal(fast[0], ref[0])
+        np.testing.assert_allclose(fast[1], ref[1], rtol=1e-12, atol=1e-10)
+        assert np.array_equal(fast[1] <= 0, ref[1] <= 0)
