@@ -256,7 +256,7 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
 
     from ..core.parallel import map_tasks
     from .execution import execute_by_id
-    from .sweep import _signals_to_this_process_only
+    from .sweep import signals_to_this_process_only
 
     started = time.perf_counter()
     wall = time.time()
@@ -283,7 +283,7 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
     try:
         # as a sweep's: Ctrl-C and SIGTERM reach this process only, never the workers still importing
         # (a KeyboardInterrupt traceback each) nor their kernels (a cell stopped would read as a failure)
-        with _signals_to_this_process_only():
+        with signals_to_this_process_only():
             outcomes = map_tasks(execute_by_id, tasks, jobs=args.jobs, retries=0, on_done=report)
     except KeyboardInterrupt:
         # a process pool reports in batches: what counts is the record each notebook has now

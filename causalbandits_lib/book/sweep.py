@@ -394,7 +394,7 @@ def _valid_record(path: Path, notebook: str, values: Mapping[str, Any]) -> bool:
 
 
 @contextlib.contextmanager
-def _signals_to_this_process_only(active: bool = True) -> Iterator[None]:
+def signals_to_this_process_only(active: bool = True) -> Iterator[None]:
     """While worker processes are started and run, Ctrl-C and SIGTERM reach this process only.
 
     A terminal's Ctrl-C goes to every process of the foreground group, so workers still importing
@@ -488,7 +488,7 @@ def run_sweep(
             atomic_write_text(Path(todo[o.index]["point_dir"]) / "error.txt", o.error or "")
 
     try:
-        with _signals_to_this_process_only(jobs > 1 or bool(scheduler)):
+        with signals_to_this_process_only(jobs > 1 or bool(scheduler)):
             map_tasks(run_point, todo, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
     except KeyboardInterrupt:
         for task in todo:  # the workers are stopped: remove what they staged, where no one holds the lock

@@ -42,7 +42,6 @@ from typing import Sequence, Union
 import numpy as np
 from scipy.special import expit
 
-from ..core.kernels import registered_kernel
 from ..core.policies import argmax_ties
 from ..core.streams import RunStreams
 from .confidence import analysis_ridge, beta_squared, constrained_mle, optimistic_exact, weighted_gram
@@ -649,9 +648,10 @@ class GLMUCB:
     def compiled(self, env):
         """The compiled fast path against :class:`~.environment.FairLogisticBandit`
         (:class:`~.glm_kernel.GLMUCBKernel`, every knob and tie rule), or None for another
-        environment or a subclass (registered by :mod:`.glm_kernel`, imported here on first use:
+        environment or a subclass (:func:`.glm_kernel.glm_kernel_for`, imported here on first use:
         the chapter's package does not import it, so that a worker process that needs one light
-        module of the chapter does not load the compiled kernels)."""
-        from . import glm_kernel  # noqa: F401  (registers GLM-UCB's kernel)
+        module of the chapter does not load the compiled kernels; :mod:`.glm_kernel` does not import
+        this module, so there is no import cycle)."""
+        from .glm_kernel import glm_kernel_for
 
-        return registered_kernel(self, env)
+        return glm_kernel_for(self, env)

@@ -40,9 +40,9 @@ chains in LLVM's vector instructions, :func:`_gram_chains`); fused into one, the
 the table's loads would spill the Hessian's accumulators. About 4 ns per observation and step
 against numpy's 17.
 
-The module registers :func:`glm_kernel_for` as the compiled fast path of
-:class:`~.algorithms.GLMUCB` (:func:`~causalbandits_lib.core.kernels.register_kernel`) when it is
-imported, which the chapter's package does: the class does not import it back.
+:func:`glm_kernel_for` is the compiled fast path of :class:`~.algorithms.GLMUCB`: its ``compiled``
+imports this module on first use and calls it. This module does not import the algorithms (it
+recognises the class by its module and name), so the two do not import each other.
 """
 
 from __future__ import annotations
@@ -57,8 +57,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ..core.kernels import argmax_ties_row, register_kernel
-from .algorithms import GLMUCB
+from ..core.kernels import argmax_ties_row
 from .environment import FairLogisticBandit
 from .kernels import (
     FEEDBACK,
@@ -546,11 +545,13 @@ class GLMUCBKernel:
 def glm_kernel_for(policy, env):
     """The compiled kernel of ``policy`` against ``env``, or None when it does not cover the pair
     (a subclass of either, or features other than the chapter's four)."""
-    if type(policy) is not GLMUCB or type(env) is not FairLogisticBandit:
+    # GLM-UCB itself, not a subclass: its ``compiled`` calls this function (this module does not
+    # import the algorithms, which import it on first use)
+    cls = type(policy)
+    if (cls.__module__, cls.__qualname__) != (f"{__package__}.algorithms", "GLMUCB"):
+        return None
+    if type(env) is not FairLogisticBandit:
         return None
     if env.n_features != 4 or policy.tie_rule not in ("random", "fairer"):
         return None
     return GLMUCBKernel(policy, env)
-
-
-register_kernel(GLMUCB, glm_kernel_for)
