@@ -260,6 +260,33 @@ def _remove_staging(folder: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
+#: how long an interrupted sweep waits for its stopping workers to release their points' locks
+STOP_GRACE_SECONDS = 10.0
+
+
+def _remove_staged_after_interrupt(folders: Sequence[Path], grace: float = STOP_GRACE_SECONDS) -> None:
+    """Remove what the interrupted workers staged, point by point, once no one holds the point's lock.
+    A worker being stopped may hold its lock for a moment after the pool reports the interrupt (on a
+    loaded machine), so a busy point is tried again for up to ``grace`` seconds; a lock still held
+    then belongs to another live process, whose staging is left alone."""
+    pending = list(folders)
+    deadline = time.monotonic() + grace
+    while pending:
+        busy = []
+        for folder in pending:
+            try:
+                with point_lock(folder):
+                    _remove_staging(folder)
+            except PointBusyError:
+                busy.append(folder)
+            except OSError:
+                pass
+        if not busy or time.monotonic() > deadline:
+            return
+        pending = busy
+        time.sleep(0.2)
+
+
 def run_point(notebook: str, given: dict[str, Any], point_dir: str, wait: bool = True) -> dict[str, Any]:
     """Execute one grid point and move its notebook and record into ``point_dir``.
 
@@ -491,10 +518,7 @@ def run_sweep(
         with signals_to_this_process_only(jobs > 1 or bool(scheduler)):
             map_tasks(run_point, todo, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
     except KeyboardInterrupt:
-        for task in todo:  # the workers are stopped: remove what they staged, where no one holds the lock
-            with contextlib.suppress(PointBusyError, OSError):
-                with point_lock(Path(task["point_dir"])):
-                    _remove_staging(Path(task["point_dir"]))
+        _remove_staged_after_interrupt([Path(task["point_dir"]) for task in todo])
         # A process pool reports its points in batches, so points may have finished without being
         # reported yet: what counts is the valid record each point has now.
         for pid, task in zip(ids, todo):

@@ -323,3 +323,34 @@ def test_two_sweeps_into_one_out_run_each_point_once_and_neither_fails(tmp_path)
     base = out / "primer" / "02_seeing_and_doing"
     assert len(list(base.glob("*/record.json"))) == 4
     assert main(["collect", str(out)]) == 0
+
+
+def test_an_interrupted_sweep_removes_staging_once_a_stopping_worker_releases_its_lock(tmp_path):
+    """A point whose lock a stopping worker still holds for a moment is cleaned once it is released;
+    one whose lock stays held (a live process) keeps its staging."""
+    import threading
+
+    from causalbandits_lib.book import sweep as S
+
+    slow, held = tmp_path / "slow", tmp_path / "held"
+    for folder in (slow, held):
+        (folder / ".work-abc").mkdir(parents=True)
+    released = threading.Event()
+
+    def hold(folder, seconds):
+        with S.point_lock(folder):
+            released.wait(seconds)
+
+    t1 = threading.Thread(target=hold, args=(slow, 0.5))
+    t1.start()
+    time.sleep(0.1)
+    S._remove_staged_after_interrupt([slow], grace=5.0)
+    t1.join()
+    assert not list(slow.glob(".work-*"))
+    t2 = threading.Thread(target=hold, args=(held, 3.0))
+    t2.start()
+    time.sleep(0.1)
+    S._remove_staged_after_interrupt([held], grace=0.5)
+    assert list(held.glob(".work-*"))
+    released.set()
+    t2.join()
