@@ -106,8 +106,9 @@ book: $(STAMP) $(MATHJAX)
 	$(PY) -m causalbandits_lib.book.pdf _build/html --if-stale --optional
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-# The whole book as one PDF (headless Chromium prints each page of the built site; pdfium joins
-# them), linked from the landing page; make book builds it too when Chromium is installed.
+# The whole book as one PDF (headless Chromium prints each page of the built site; pypdf joins
+# them with a title page, bookmarks, page numbers and links inside the PDF), linked from the landing
+# page; make book builds it too when Chromium is installed.
 pdf: book
 	$(PY) -m causalbandits_lib.book.pdf _build/html --if-stale --first-page _build/pdf-first-page.png
 

@@ -38,6 +38,8 @@ __all__ = [
     "ARCHIVE_PREFIX",
     "configured_repository",
     "repository_url",
+    "cli_value",
+    "rerun_command",
     "Citation",
     "citation_cff",
     "archive_name",
@@ -101,10 +103,21 @@ def repository_url(root: Path | None = None) -> str | None:
     return _public_https(out.stdout)
 
 
-def _cli_value(v: Any) -> str:
+def cli_value(v: Any) -> str:
+    """A parameter's value in the literal form ``causalbandits run -p NAME=VALUE`` reads
+    (:func:`causalbandits_lib.book.params.parse_cli_value`): ``true``/``false``, a list as ``[a,b]``."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, list):
-        return "[" + ",".join(_cli_value(x) for x in v) + "]"
+        return "[" + ",".join(cli_value(x) for x in v) + "]"
     return str(v)
+
+
+def rerun_command(notebook_id: str, profile: str, given: Mapping[str, Any]) -> str:
+    """``causalbandits run NOTEBOOK --profile PROFILE -p NAME=VALUE ...``, each ``-p`` shell-quoted.
+    An empty string is left out: ``-p`` cannot give one, so it is the notebook's own value."""
+    words = [f"-p {shlex.quote(f'{k}={cli_value(v)}')}" for k, v in given.items() if k != "profile" and v != ""]
+    return " ".join(["causalbandits run", notebook_id, "--profile", profile, *words])
 
 
 def _bib_escape(s: str) -> str:
@@ -184,6 +197,18 @@ class Citation:
                 )
             self.claim = by_id[claim_id]
 
+    def for_claim(self, claim_id: str) -> "Citation":
+        """The citation of one claim of the same record, without asking git again (the same as
+        ``Citation(record, path, claim_id)``)."""
+        import copy
+
+        by_id = {c["id"]: c for c in self.record["claims"]}
+        if claim_id not in by_id:
+            return Citation(self.record, self.path, claim_id)  # raises the ParameterError that names the claims
+        other = copy.copy(self)
+        other.claim = by_id[claim_id]
+        return other
+
     # -- the identifiers ------------------------------------------------------------------
     @property
     def swhid_rev(self) -> str | None:
@@ -220,8 +245,7 @@ class Citation:
             return str(self.path)
 
     def rerun_command(self) -> str:
-        given = [f"-p {shlex.quote(f'{k}={_cli_value(v)}')}" for k, v in self.params.items() if k != "profile"]
-        return " ".join(["causalbandits run", self.nb, "--profile", self.profile, *given])
+        return rerun_command(self.nb, self.profile, self.params)
 
     def verify_command(self) -> str:
         """``causalbandits verify`` with the version check and the record (or the claim) cited."""

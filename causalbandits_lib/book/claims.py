@@ -12,6 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..core.checks import KINDS, VERDICTS, Verdict
+from ..core.tables import markdown_table
 
 __all__ = [
     "Claim",
@@ -25,6 +26,7 @@ __all__ = [
     "why_cell",
     "diagnosis_text",
     "claims_markdown",
+    "claims_div",
 ]
 
 _ID = re.compile(r"^[a-z0-9_]+(\.[A-Za-z0-9_\-]+)+$")
@@ -161,10 +163,6 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def _row(cells) -> str:
-    return "| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |"
-
-
 def kind_label(c: Mapping[str, Any]) -> str:
     """A claim's kind as the tables show it, marked when the claim is ours (not the paper's) and
     when its verdict depends on an open choice."""
@@ -190,11 +188,17 @@ def paper_value_label(c: Mapping[str, Any]) -> str:
 
 #: Longest measured value a table cell shows; the record keeps the whole value.
 CELL_CHARS = 220
+#: Where a cut value of the page's own run is kept (its record, not the page's downloadable one).
+RUN = "this run's record"
 
 
-def short_cell(text: str, limit: int = CELL_CHARS) -> str:
-    """``text`` cut to ``limit`` characters, saying where the rest is."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "… (full value in the record)"
+def short_cell(text: str, limit: int = CELL_CHARS, link: str | None = None, record: str = "the record") -> str:
+    """``text`` cut to ``limit`` characters, saying where the rest is: in ``record``, linked when
+    ``link`` (the page-relative address of the downloadable record) is given."""
+    if len(text) <= limit:
+        return text
+    where = f'<a href="{link}" download>{record}</a>' if link else record
+    return text[: limit - 1].rstrip() + f"… (full value in {where})"
 
 
 def verdict_badge(verdict: str) -> str:
@@ -204,16 +208,23 @@ def verdict_badge(verdict: str) -> str:
 
 def claim_cell(c: Mapping[str, Any], link: str | None = None) -> str:
     """The first cell of a claims table: the id (linked to its section when ``link`` is given) and,
-    below it, the kind and where in the paper."""
+    below it, the kind, where in the paper, and a "cite" link. The link's ``#cite-<id>`` is a
+    placeholder: in the built book ``causalbandits_lib.book.sphinx_pages`` points it at the claim's
+    citation page (``cite/<id>.html``); elsewhere (a notebook opened on its own) it goes nowhere."""
+    import html
+
     ident = f"[`{c['id']}`]({link})" if link else f"`{c['id']}`"
     where = f", {c['source']}" if c.get("source") else ""
-    return f"{ident}<br><small>{kind_label(c)}{where}</small>"
+    quoted = html.escape(c["id"], quote=True)
+    cite = f'<a class="claim-cite" href="#cite-{quoted}" title="cite claim {quoted}">cite</a>'
+    return f"{ident}<br><small>{kind_label(c)}{where}</small> <small>{cite}</small>"
 
 
-def statement_cell(c: Mapping[str, Any]) -> str:
-    """What the paper says, with the value it reports when there is one."""
+def statement_cell(c: Mapping[str, Any], record_link: str | None = None) -> str:
+    """What the paper says, with the value it reports when there is one (a cut value links
+    ``record_link``, the record that holds it, when given)."""
     value = paper_value_label(c)
-    return c["statement"] + ("" if value == "—" else f"<br><small>paper: {short_cell(value, 120)}</small>")
+    return c["statement"] + ("" if value == "—" else f"<br><small>paper: {short_cell(value, 120, record_link)}</small>")
 
 
 def diagnosis_text(d: Mapping[str, Any]) -> str:
@@ -236,6 +247,7 @@ def claims_markdown(
     claims: list[Mapping[str, Any]],
     page_run: list[Mapping[str, Any]] | None = None,
     page_label: str = "book profile",
+    record_link: str | None = None,
 ) -> str:
     """A Markdown table of claims that fits the page's column: the claim (id, kind, source), what
     the paper says (with its value), our measurement, the verdict as a badge and its reason (the
@@ -246,17 +258,24 @@ def claims_markdown(
     stays that of ``claims`` (the paper-scale record) and one more column gives the page's run,
     labelled ``page_label`` (its profile and given parameters), with a difference marked; a claim
     present on one side only says so.
+
+    ``record_link`` is the page-relative address of the downloadable record that holds ``claims``:
+    a value cut short in their cells links it.
     """
     if page_run is None:
         head = ["claim", "the paper says", "we measured", "verdict", "why"]
-        rows = [_row(head), "|" + "---|" * len(head)]
+        rows = []
         for c in claims:
-            cells = [claim_cell(c), statement_cell(c), short_cell(format_value(c["measured"]))]
-            rows.append(_row(cells + [verdict_badge(c["verdict"]), why_cell(c)]))
-        return '<div class="claims-table">\n\n' + "\n".join(rows) + "\n\n</div>"
+            cells = [
+                claim_cell(c),
+                statement_cell(c, record_link),
+                short_cell(format_value(c["measured"]), link=record_link),
+            ]
+            rows.append(cells + [verdict_badge(c["verdict"]), why_cell(c)])
+        return claims_div(markdown_table(head, rows, name="claims"))
     head = ["claim", "the paper says", "measured (paper scale)", "verdict (paper scale)", "why"]
     head.append(f"this page's run ({page_label})")
-    rows = [_row(head), "|" + "---|" * len(head)]
+    rows = []
     here = {c["id"]: c for c in page_run}
     seen = set()
     for c in claims:
@@ -265,14 +284,25 @@ def claims_markdown(
         if mine is None:
             page = "not run on this page"
         elif mine["verdict"] == c["verdict"]:
-            page = f"{mine['verdict']} (same); measured {short_cell(format_value(mine['measured']), 120)}"
+            page = f"{mine['verdict']} (same); measured {short_cell(format_value(mine['measured']), 120, record=RUN)}"
         else:
-            page = f"**differs: {mine['verdict']}**; measured {short_cell(format_value(mine['measured']), 120)}"
-        cells = [claim_cell(c), statement_cell(c), short_cell(format_value(c["measured"]))]
-        rows.append(_row(cells + [verdict_badge(c["verdict"]), why_cell(c), page]))
+            measured = short_cell(format_value(mine["measured"]), 120, record=RUN)
+            page = f"**differs: {mine['verdict']}**; measured {measured}"
+        cells = [
+            claim_cell(c),
+            statement_cell(c, record_link),
+            short_cell(format_value(c["measured"]), link=record_link),
+        ]
+        rows.append(cells + [verdict_badge(c["verdict"]), why_cell(c), page])
     for c in page_run:
         if c["id"] not in seen:
             cells = [claim_cell(c), statement_cell(c), "—", "no paper-scale verdict yet", ""]
-            cells.append(f"{c['verdict']}; measured {short_cell(format_value(c['measured']), 120)}")
-            rows.append(_row(cells))
-    return '<div class="claims-table">\n\n' + "\n".join(rows) + "\n\n</div>"
+            cells.append(f"{c['verdict']}; measured {short_cell(format_value(c['measured']), 120, record=RUN)}")
+            rows.append(cells)
+    return claims_div(markdown_table(head, rows, name="claims (paper scale and this page's run)"))
+
+
+def claims_div(table: str) -> str:
+    """A Markdown claims table wrapped in the ``claims-table`` block that ``static/book.css`` lays
+    out (wrapping cells; cards on a narrow screen)."""
+    return '<div class="claims-table">\n\n' + table + "\n\n</div>"

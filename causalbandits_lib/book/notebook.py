@@ -36,6 +36,7 @@ from ..core.checks import RESULT_KINDS, VERDICTS, Margin, Verdict, on_stand_in, 
 from ..core.curves import summarise_curve
 from ..core.runner import work_by_pair, work_ledger
 from ..core.streams import SEED_SCHEME, notebook_seed_sequence
+from ..core.tables import markdown_table
 from . import paths
 from .choices import merge_sensitivity
 from .claims import Claim, claims_markdown, format_value
@@ -50,6 +51,8 @@ __all__ = [
     "load_margins",
     "setup_notebook",
     "configure_figures",
+    "show_table",
+    "value_table",
     "NotebookRun",
     "PaperResults",
 ]
@@ -216,6 +219,48 @@ def _display_html(html: str, fallback: str) -> None:
     print(fallback)
 
 
+def value_table(
+    data: Mapping[Any, Any], index: str | None = None, columns: Sequence[Any] | None = None, value: str = "value"
+):
+    """A mapping as a table a page can show (a ``pandas.DataFrame``) instead of its printed repr,
+    one row per key (named ``index``; tuple keys give one index level per position), the values
+    unchanged and each shown as itself (an integer stays an integer beside floats): scalars in
+    one column named ``value``; sequences (lists, tuples, arrays) one column per position (named
+    ``columns``); mappings one column per inner key."""
+    import pandas as pd
+
+    keys, values = list(data), list(data.values())
+    rows = pd.MultiIndex.from_tuples(keys) if keys and all(isinstance(k, tuple) for k in keys) else pd.Index(keys)
+    if values and all(isinstance(v, Mapping) for v in values):
+        frame = pd.DataFrame([dict(v) for v in values], index=rows, dtype=object)
+    elif values and all(isinstance(v, (list, tuple, np.ndarray)) for v in values):
+        frame = pd.DataFrame([list(v) for v in values], index=rows, columns=columns, dtype=object)
+    else:
+        frame = pd.DataFrame({value: pd.Series(values, index=rows, dtype=object)})
+    if rows.nlevels == 1:
+        frame.index.name = index
+    return frame
+
+
+def show_table(data: Mapping[Any, Any], caption: str | None = None, **kw: Any) -> None:
+    """Show :func:`value_table` of ``data`` (with ``caption`` as a sentence above it)."""
+    frame = value_table(data, **kw)
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+
+        if get_ipython() is not None:
+            if caption:
+                display(Markdown(caption))
+            display(frame)
+            return
+    except ImportError:
+        pass
+    if caption:
+        print(caption)
+    print(frame.to_string())
+
+
 class NotebookRun:
     """What one execution of a notebook measured, and where its record goes."""
 
@@ -253,10 +298,9 @@ class NotebookRun:
         raise AttributeError(name)
 
     def show_parameters(self) -> None:
-        rows = ["| parameter | value | from |", "|---|---|---|"]
-        for k, v in self.params.items():
-            rows.append(f"| `{k}` | {format_value(v)} | {self.sources[k]} |")
-        _display_markdown(f"**{self.spec.title}**, profile `{self.profile}`, seed {self.seed}\n\n" + "\n".join(rows))
+        rows = [[f"`{k}`", format_value(v), self.sources[k]] for k, v in self.params.items()]
+        table = markdown_table(["parameter", "value", "from"], rows, name=f"parameters of {self.spec.id}")
+        _display_markdown(f"**{self.spec.title}**, profile `{self.profile}`, seed {self.seed}\n\n" + table)
 
     # -- randomness -------------------------------------------------------------------------
     def seed_sequence(self, name: str) -> np.random.SeedSequence:
@@ -313,6 +357,23 @@ class NotebookRun:
                 f"metric name {name!r} must be dotted words without spaces, e.g. 'email.final_regret.D-UCB'"
             )
         self.metrics[name] = to_jsonable(value)
+
+    def metric_items(self, items: Mapping[str, Any]) -> None:
+        """Record every ``name: value`` of a mapping as :meth:`metric` does. Returns nothing."""
+        for name, value in items.items():
+            self.metric(name, value)
+
+    def metric_table(self, prefix: str, table: Any) -> None:
+        """Record every cell of a pandas DataFrame as the metric ``prefix.ROW.COLUMN`` (a row label
+        that is a tuple gives one dotted word per level; spaces become ``_``). Returns nothing."""
+
+        def word(x: Any) -> str:
+            return (f"{x:g}" if isinstance(x, float) else str(x)).replace(" ", "_")
+
+        for row, values in table.iterrows():
+            parts = row if isinstance(row, tuple) else (row,)
+            for column, value in values.items():
+                self.metric(".".join([prefix, *(word(p) for p in parts), word(column)]), value)
 
     def curve(self, name: str, values: np.ndarray, cumulative: bool = True, n_points: int = 200) -> None:
         """Record a per-round curve of shape ``(n_runs, T)``, downsampled to ``n_points`` log-spaced
@@ -499,12 +560,24 @@ class NotebookRun:
         self.record_path = write_record(self.record(), path)
         if show:
             _display_markdown(self.claims_table())
-            # under `causalbandits run` the record is written to a staging folder and moved into place
-            # once the execution has been checked: name the place it will be found
-            print(f"record written to {_shown_path(Path(os.environ.get(RECORD_SHOWN_AS_ENV) or self.record_path))}")
-            if not os.environ.get(RECORD_SHOWN_AS_ENV):  # in the book (not a `causalbandits run`)
+            shown_as = os.environ.get(RECORD_SHOWN_AS_ENV)
+            if shown_as:
+                # under `causalbandits run` the record is written to a staging folder and moved into
+                # place once the execution has been checked: name the place it will be found. (A
+                # book page built from such a copy drops it: the notebooks tag this cell
+                # remove-stdout.)
+                print(f"record written to {_shown_path(Path(shown_as))}")
+            else:  # in the book: the page's evidence (its paper-scale record), not a build folder
                 self.show_downloads()
         return self.record_path
+
+    def record_link(self) -> str:
+        """The page-relative address of this page's paper-scale record in the built site (copied
+        there by ``sphinx_downloads``)."""
+        from .sphinx_downloads import download_links
+
+        up = "../" * (len(Path("notebooks", self.chapter, self.spec.name).parts) - 1)
+        return up + download_links(self.chapter, self.spec.name)["paper-scale record"]
 
     def show_downloads(self) -> None:
         """Links to this page's evidence in the built site: its executed notebook, its paper-scale
@@ -553,7 +626,7 @@ class NotebookRun:
         differ = sum(1 for c in mine if c["id"] in by_id and by_id[c["id"]] != c["verdict"])
         stale = " **The library changed since that record (see the warning above).**" if pr.stale else ""
         return (
-            claims_markdown(paper, page_run=mine, page_label=self.run_label())
+            claims_markdown(paper, page_run=mine, page_label=self.run_label(), record_link=self.record_link())
             + f"\n\nVerdicts are those of the paper-scale record `{pr.path.name}`: {len(paper)} claims, "
             + f"{summary or 'none'}.{stale} This page's own run ({self.run_label()}) differs on "
             + f"{differ} of {len(mine)}."

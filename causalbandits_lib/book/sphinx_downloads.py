@@ -4,7 +4,9 @@ When an HTML build finishes, every committed paper-scale record is copied to
 ``_downloads/records/<chapter>/<notebook>.json`` and every executed notebook to
 ``_downloads/notebooks/<chapter>/<notebook>.ipynb`` inside the built site, so that the links each
 notebook page shows (:meth:`causalbandits_lib.book.notebook.NotebookRun.finish`) resolve, offline
-too. When the build starts it also sets what the site says about its source
+too; the page's download menu offers that executed notebook as ``.ipynb``
+(:func:`add_notebook_download`, called by ``causalbandits_lib.book.sphinx_pages``). When the build
+starts it also sets what the site says about its source
 (:func:`causalbandits_lib.book.citation.site_config`): the repository button only when an address
 is configured, and a banner when the tree is dirty (then ``make book`` ships no source archive).
 Registered in ``_config.yml`` (``sphinx.config.extensions``).
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from . import paths
 
-__all__ = ["setup", "DOWNLOADS", "download_links"]
+__all__ = ["setup", "DOWNLOADS", "download_links", "executed_notebook", "add_notebook_download"]
 
 #: Folder of the downloads inside the built site.
 DOWNLOADS = "_downloads"
@@ -31,7 +33,7 @@ def download_links(chapter: str, name: str) -> dict[str, str]:
     }
 
 
-def _executed_notebook(app, chapter: str, name: str) -> Path | None:
+def executed_notebook(app, chapter: str, name: str) -> Path | None:
     """The executed notebook Jupyter Book kept for a page (or the page's own .ipynb source)."""
     for candidate in (
         Path(app.outdir).parent / "jupyter_execute" / "notebooks" / chapter / f"{name}.ipynb",
@@ -40,6 +42,30 @@ def _executed_notebook(app, chapter: str, name: str) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def add_notebook_download(pagename: str, header_buttons: list, pathto) -> None:
+    """On a notebook page, the executed notebook (``_downloads/notebooks/...ipynb``) as ``.ipynb``
+    first in the theme's download menu (``header_buttons``, from sphinx-book-theme); where the
+    page's source is that notebook already (a book built from executed ``.ipynb`` files), its
+    ``.ipynb`` entry points there instead of being repeated."""
+    parts = pagename.split("/")
+    if len(parts) != 3 or parts[0] != "notebooks":
+        return
+    group = next((b for b in header_buttons if b.get("label") == "download-buttons"), None)
+    if group is None:
+        return
+    url = pathto(download_links(parts[1], parts[2])["executed notebook"], 1)
+    entries = [b for b in group["buttons"] if b.get("text") != ".ipynb"]
+    entry = {
+        "type": "link",
+        "url": url,
+        "text": ".ipynb",
+        "icon": "fas fa-code",
+        "tooltip": "Download the executed notebook",
+        "label": "download-executed-notebook-button",
+    }
+    group["buttons"] = [entry, *entries]
 
 
 def copy_downloads(app, exception) -> None:
@@ -53,7 +79,7 @@ def copy_downloads(app, exception) -> None:
         _, chapter, name = parts
         links = download_links(chapter, name)
         record = paths.paper_results_dir() / chapter / f"{name}.json"
-        executed = _executed_notebook(app, chapter, name)
+        executed = executed_notebook(app, chapter, name)
         for source, target in ((record, links["paper-scale record"]), (executed, links["executed notebook"])):
             if source is not None and source.is_file():
                 (out / target).parent.mkdir(parents=True, exist_ok=True)

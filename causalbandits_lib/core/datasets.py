@@ -11,7 +11,9 @@ verifies its SHA-256 against :data:`REGISTRY`, and if a file is missing tries it
 data cannot be had, :func:`fetch` raises :class:`DataUnavailable`; chapter loaders catch it and
 build a documented synthetic stand-in, flagged in the record (``stand_in: true``) and announced
 loudly in the notebook. A file that is present but has the wrong checksum is an error, never
-silently replaced.
+silently replaced. A record names where the files were by their ``location`` below the data folder
+(``yeast``) and which folder that was (``$CAUSALBANDITS_DATA_DIR`` or the checkout's ``data``),
+never by a folder of the machine that ran it: :func:`locate` finds them again by their checksums.
 
 Every data source a computation reads is *declared* (:func:`declare`): :func:`fetch` declares the
 real files it returns, :func:`stand_in_provenance` the stand-in it describes, and a loader of any
@@ -49,6 +51,7 @@ __all__ = [
     "sha256_file",
     "data_dirs",
     "fetch",
+    "locate",
     "stand_in_provenance",
     "declare",
     "declared_since",
@@ -220,6 +223,7 @@ def fetch(
     if allow_download is None:
         allow_download = os.environ.get(OFFLINE_ENV, "") not in ("1", "true", "yes")
     found: dict[str, Path] = {}
+    found_in: dict[str, Path] = {}  # the data folder each file was found in (or downloaded into)
     where: dict[str, str] = {}
     problems: list[str] = []
     for file in spec.files:
@@ -234,6 +238,7 @@ def fetch(
                         "replace the file with the published one (see PROVENANCE.md) or remove it"
                     )
                 found[file.relpath] = candidate
+                found_in[file.relpath] = d
                 where[file.relpath] = "found"
                 break
         else:
@@ -245,6 +250,7 @@ def fetch(
                 got, errors = _download(file, dest_dir / file.relpath, timeout, file.urls)
                 if got is not None:
                     found[file.relpath] = got
+                    found_in[file.relpath] = dest_dir
                     where[file.relpath] = "downloaded"
                     continue
                 problems.append(f"{file.relpath}: download failed ({'; '.join(errors)})")
@@ -259,13 +265,44 @@ def fetch(
             "name": spec.name,
             "stand_in": False,
             "files": {f.relpath: f.sha256 for f in spec.files},
-            "location": str(found[spec.files[0].relpath].parent),
+            # relative to the data folder, never a folder of this machine: the files are found
+            # again by their paths and checksums under any data folder (see :func:`locate`)
+            "location": Path(spec.files[0].relpath).parent.as_posix(),
+            "data_folder": _folder_label(found_in[spec.files[0].relpath]),
             "how": where,
             "licence": spec.licence,
             "source": spec.source,
         }
     )
     return DatasetFiles(spec.name, found, provenance)
+
+
+def _folder_label(d: Path) -> str:
+    """A data folder as a record names it, without the machine's path: the environment variable
+    that named it, or the checkout's ``data`` folder."""
+    env = os.environ.get(DATA_DIR_ENV)
+    if env and Path(env).expanduser() == d:
+        return f"${DATA_DIR_ENV}"
+    try:
+        if d == paths.book_root() / "data":
+            return "data"
+    except FileNotFoundError:
+        pass
+    return "a folder given to fetch(search=...)"
+
+
+def locate(provenance: dict[str, Any], search: list[Path] | None = None) -> Path | None:
+    """The data folder on this machine that holds a record's data set (``provenance``, an entry of
+    its ``data``): the first of ``search`` (default :func:`data_dirs`) in which every file the
+    record lists is present with the recorded SHA-256; None if no folder holds them all. Its
+    ``location`` below that folder is where the data set's files are."""
+    files = provenance.get("files") or {}
+    if not files:
+        return None
+    for d in data_dirs() if search is None else search:
+        if all((d / rel).is_file() and sha256_file(d / rel) == sha for rel, sha in files.items()):
+            return d
+    return None
 
 
 def _writable(d: Path) -> bool:

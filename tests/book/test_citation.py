@@ -169,6 +169,26 @@ def test_the_rerun_command_is_shell_quoted(in_clone, capsys):
     assert given["arm_means"] == "[" + ",".join(str(x) for x in rec["parameters"]["arm_means"]) + "]"
 
 
+def test_every_records_rerun_command_parses_back_to_its_parameters():
+    """The "Re-run by hand" line of every committed paper-scale record is a command the CLI takes
+    and gives the record's parameters. (A boolean used to be written ``True``, which ``-p``
+    refuses: fairx/06's ``figure9`` and pcb/04's ``simultaneous``.)"""
+    from causalbandits_lib.book.cli import build_parser
+    from causalbandits_lib.book.execution import parse_assignments, resolve_target
+
+    found = sorted(paths.paper_results_dir().glob("*/*.json"))
+    assert len(found) >= 27
+    for path in found:
+        rec = records.load_record(path)
+        words = shlex.split(Citation(rec, path).rerun_command())
+        args = build_parser().parse_args(words[1:])
+        notebooks = resolve_target(args.target)
+        assert [nb.id for nb in notebooks] == [rec["notebook"]]
+        given = parse_assignments(args.param or [], notebooks, profile=args.profile)[rec["notebook"]]
+        resolved = notebooks[0].resolve(given)[0]  # (a knob declared after the record was made is not in it)
+        assert {k: resolved[k] for k in rec["parameters"]} == rec["parameters"], path
+
+
 def test_csl_json_is_one_dataset_item_that_pins_the_commit(in_clone, capsys):
     rec = records.load_record(in_clone / PAPER_RECORD)
     assert main(["cite", str(in_clone / PAPER_RECORD), "--format", "csl"]) == 0

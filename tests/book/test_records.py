@@ -275,3 +275,25 @@ def test_records_name_the_blas_kernels_and_executions_pin_them(monkeypatch):
     assert env["OPENBLAS_NUM_THREADS"] == env["OMP_NUM_THREADS"] == "1"  # a run alone sums as a run beside others
     assert env.get("OPENBLAS_CORETYPE") in ("Haswell", None)
     assert env.get("NPY_DISABLE_CPU_FEATURES") in (NUMPY_ABOVE_AVX2, None)
+
+
+def test_metric_table_records_every_cell_under_dotted_words(record_dir):
+    import pandas as pd
+
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    flat = pd.DataFrame({"regret R_T": [1.5, 2.0], "P(ĵ ≠ j*)": [0.25, np.nan]}, index=["D-UCB", "F-UCB (true Δ)"])
+    nb.metric_table("table", flat)
+    assert nb.metrics["table.D-UCB.regret_R_T"] == 1.5
+    assert nb.metrics["table.F-UCB_(true_Δ).P(ĵ_≠_j*)"] == "nan"  # as to_jsonable stores a NaN
+    multi = pd.DataFrame({"R_T": [3.0]}, index=pd.MultiIndex.from_tuples([("CSR-V1", 0.25)]))
+    nb.metric_table("csr", multi)
+    assert nb.metrics["csr.CSR-V1.0.25.R_T"] == 3.0
+    assert sum(k.startswith("table.") for k in nb.metrics) == 4
+
+
+def test_metric_items_records_each_name(record_dir):
+    nb = setup_notebook("primer/01_bandits_and_regret", profile="smoke")
+    nb.metric_items({"a.b": np.float64(2.5), "a.c": [1, 2]})
+    assert nb.metrics["a.b"] == 2.5 and nb.metrics["a.c"] == [1, 2]
+    with pytest.raises(ValueError, match="metric name 'a b'"):
+        nb.metric_items({"a b": 1})

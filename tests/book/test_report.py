@@ -142,3 +142,43 @@ def test_page_groups_the_diagnoses_by_cause_with_counts(record_dir, tmp_path):
     assert "### No diagnosis yet (1)" in section and "`primer.a.two`" in section
     row = next(line for line in page.splitlines() if "`primer.a.one`" in line and line.startswith("|"))
     assert "**Diagnosis, (d) contradicted" in row
+
+
+def _tables(markdown: str) -> list[list[str]]:
+    """Every pipe table of a Markdown text: each run of consecutive lines that start with ``|``."""
+    out, block = [], []
+    for line in markdown.splitlines() + [""]:
+        if line.startswith("|"):
+            block.append(line)
+        elif block:
+            out.append(block)
+            block = []
+    return out
+
+
+def test_every_generated_table_has_one_width_and_escaped_cells(record_dir, tmp_path):
+    """Issue 33: the landing summary and the reproducibility page's Summary were shown as pipe text
+    (a divider one cell short of the header). Every table of every generated page now has as many
+    cells in its divider and rows as in its header, a claim whose text holds ``|`` included."""
+    from causalbandits_lib.book.report import generated_pages
+    from causalbandits_lib.core.tables import check_table
+
+    _write(
+        "paper",
+        tmp_path,
+        [
+            ("primer.a.exp", checks.check_at_most(1, 2), {"kind": "experiment"}),
+            ("primer.a.pipe", checks.check_at_most(3, 2), {"kind": "theorem", "paper_value": "|Δ| ≤ τ"}),
+        ],
+    )
+    chapters = {"primer": load_chapter(paths.book_root() / "notebooks" / "primer")}
+    pages = generated_pages(chapters, tmp_path, tmp_path / "book" / "reproducibility.md")
+    assert len(pages) == 3
+    n = 0
+    for path, text in pages.items():
+        for i, table in enumerate(_tables(text)):
+            check_table(table, f"{path.name}, table {i + 1}")
+            n += 1
+    assert n >= 6  # landing summary, page summary, diagnoses, rule, margins, claims, chapter counts
+    page = pages[tmp_path / "book" / "reproducibility.md"]
+    assert "paper: \\|Δ\\| ≤ τ" in page

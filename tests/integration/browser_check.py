@@ -142,3 +142,164 @@ def content_pages(html_root: Path) -> list[str]:
             continue
         out.append(rel)
     return out
+
+
+#: The window widths at which the claims tables are measured: a phone, a laptop and a wide screen.
+LAYOUT_WIDTHS = (390, 1400, 1920)
+
+#: In-page measurement of every claims table: the boxes of each cell's rendered content (the
+#: lines of its text nodes from Range.getClientRects, and the boxes of badges, formulas and images),
+#: compared pairwise between the cells of a row and with the cells of the next row (two cells' text
+#: must not intersect), and each against its own cell's box (text outside its cell is clipped or
+#: covers a neighbour); an element of a table that hides its overflow while its content is wider
+#: (scrollWidth > clientWidth) clips text; a table wider than its column needs a sideways scroll.
+CLAIMS_LAYOUT_JS = """
+(tol) => {
+  const problems = [];
+  const short = s => s.replace(/\\s+/g, ' ').trim().slice(0, 40);
+  const range = document.createRange();
+  const boxes = cell => {
+    const out = [];
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    let node;
+    while ((node = walker.nextNode())) {
+      const parent = node.parentElement;
+      if (!node.textContent.trim() || parent.closest('mjx-container')) continue;
+      const fold = parent.closest('details:not([open])');  // a closed fold shows its summary only
+      if (fold && !parent.closest('summary')) continue;
+      range.selectNodeContents(node);
+      for (const r of range.getClientRects()) {
+        if (r.width > 0.5 && r.height > 0.5) out.push({r, text: short(node.textContent)});
+      }
+    }
+    for (const el of cell.querySelectorAll('.verdict, mjx-container, img')) {
+      const fold = el.closest('details:not([open])');
+      if (fold && !el.closest('summary')) continue;
+      for (const r of el.getClientRects()) {
+        if (r.width > 0.5 && r.height > 0.5) out.push({r, text: short(el.textContent || el.getAttribute('src') || '')});
+      }
+    }
+    return out;
+  };
+  const meet = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > tol
+                      && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > tol;
+  const tables = Array.from(document.querySelectorAll('.claims-table table'));
+  let nCells = 0;
+  tables.forEach((table, ti) => {
+    const column = table.parentElement;
+    if (table.scrollWidth > column.clientWidth + tol) {
+      problems.push(`table ${ti + 1}: ${table.scrollWidth} px wide in a ${column.clientWidth} px column`);
+    }
+    const rows = Array.from(table.rows).map(tr => {
+      const cells = Array.from(tr.cells).map((cell, ci) => ({cell, ci, boxes: boxes(cell)}));
+      const label = short(tr.cells.length ? tr.cells[0].textContent : '') || '(empty row)';
+      return {cells, label};
+    });
+    rows.forEach((row, ri) => {
+      for (const c of row.cells) {
+        nCells += 1;
+        const box = c.cell.getBoundingClientRect();
+        for (const b of c.boxes) {
+          const r = b.r;
+          const outside = r.left < box.left - tol || r.right > box.right + tol
+                          || r.top < box.top - tol || r.bottom > box.bottom + tol;
+          if (outside) {
+            problems.push(`table ${ti + 1}, row "${row.label}", cell ${c.ci + 1}: text outside its cell: "${b.text}"`);
+            break;
+          }
+        }
+        for (const el of [c.cell, ...c.cell.querySelectorAll('*')]) {
+          const st = getComputedStyle(el);
+          if ((st.overflowX === 'hidden' || st.overflowX === 'clip') && el.scrollWidth > el.clientWidth + tol) {
+            problems.push(`table ${ti + 1}, row "${row.label}", cell ${c.ci + 1}: text clipped `
+                          + `(${el.scrollWidth} px in ${el.clientWidth} px): "${short(el.textContent)}"`);
+            break;
+          }
+        }
+      }
+      const others = row.cells.map(c => [c, row.cells]).concat(
+        ri + 1 < rows.length ? row.cells.map(c => [c, rows[ri + 1].cells]) : []);
+      for (const [a, group] of others) {
+        for (const b of group) {
+          if (b === a || (group === row.cells && b.ci < a.ci)) continue;
+          const hit = a.boxes.find(x => b.boxes.find(y => meet(x.r, y.r)));
+          if (hit) {
+            const other = b.boxes.find(y => meet(hit.r, y.r));
+            const where = group === row.cells ? `row "${row.label}"`
+                                              : `rows "${row.label}" and "${rows[ri + 1].label}"`;
+            problems.push(`table ${ti + 1}, ${where}: cells ${a.ci + 1} and ${b.ci + 1} overlap: `
+                          + `"${hit.text}" / "${other.text}"`);
+          }
+        }
+      }
+    });
+  });
+  return {problems, nTables: tables.length, nCells};
+}
+"""
+
+
+def check_claims_layout(
+    html_root: Path,
+    pages: list[str],
+    chromium: str,
+    widths: tuple[int, ...] = LAYOUT_WIDTHS,
+    screenshots: dict[tuple[str, int], Path] | None = None,
+    tolerance: float = 1.0,
+) -> dict[tuple[str, int], dict]:
+    """Measure the claims tables of ``pages`` at each window width (see :data:`CLAIMS_LAYOUT_JS`).
+
+    Returns, for each ``(page, width)``, ``{"problems": [...], "tables": n, "cells": n}``;
+    ``screenshots`` maps ``(page, width)`` to a PNG to write (the first screen of the first claims
+    table).
+    """
+    from playwright.sync_api import sync_playwright
+
+    out: dict[tuple[str, int], dict] = {}
+    screenshots = screenshots or {}
+    with serve(html_root) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        for width in widths:
+            context = offline_context(browser, viewport={"width": width, "height": 900})
+            for rel in pages:
+                page = context.new_page()
+                page.goto(f"{base}/{rel}", wait_until="load")
+                wait_for_mathjax(page, timeout=60000)
+                page.wait_for_load_state("networkidle")
+                state = page.evaluate(CLAIMS_LAYOUT_JS, tolerance)
+                out[(rel, width)] = {
+                    "problems": state["problems"],
+                    "tables": state["nTables"],
+                    "cells": state["nCells"],
+                }
+                shot = screenshots.get((rel, width))
+                if shot is not None:
+                    shot.parent.mkdir(parents=True, exist_ok=True)
+                    table = page.locator(".claims-table").first
+                    if table.count():
+                        table.scroll_into_view_if_needed()
+                    page.screenshot(path=str(shot), full_page=False)
+                page.close()
+            context.close()
+        browser.close()
+    return out
+
+
+def claims_pages(html_root: Path, n: int = 3) -> list[str]:
+    """The reproducibility page and the ``n`` notebook pages with the most claims-table rows."""
+    counts = []
+    for p in sorted((html_root / "notebooks").rglob("*.html")):
+        html = p.read_text(encoding="utf-8")
+        rows = sum(part.split("</table>", 1)[0].count("<tr") for part in html.split('class="claims-table"')[1:])
+        counts.append((-rows, p.relative_to(html_root).as_posix()))
+    return ["book/reproducibility.html", *(rel for _, rel in sorted(counts)[:n])]
+
+
+def require_chromium() -> str:
+    """The Chromium to drive, or skip the calling test with how to install one."""
+    import pytest
+
+    path = find_chromium()
+    if path is None:
+        pytest.skip("Chromium not found: install Debian's chromium (apt-get install chromium) to run the browser test")
+    return path

@@ -43,12 +43,9 @@ def _png(width: int, height: int) -> bytes:
 
 
 def _chromium():
-    from .browser_check import find_chromium
+    from .browser_check import require_chromium
 
-    path = find_chromium()
-    if path is None:
-        pytest.skip("Chromium not found: install Debian's chromium (apt-get install chromium) to run the browser test")
-    return path
+    return require_chromium()
 
 
 @pytest.mark.book
@@ -126,19 +123,17 @@ def test_checker_catches_a_cdn_script_and_a_missing_image(built_book, tmp_path):
 
 
 @pytest.mark.book
-def test_the_book_prints_to_one_pdf_that_the_landing_page_links(built_book):
+def test_the_book_prints_to_one_pdf_that_the_landing_page_links(built_book, book_pdf):
     """make pdf's builder on the built book: every page of the table of contents in one PDF at the
     site's root, where the landing page's link points; its first page is rendered for review."""
     from PIL import Image, ImageStat
 
-    from causalbandits_lib.book.pdf import PDF_NAME, build_pdf, render_first_page, toc_pages
+    from causalbandits_lib.book.pdf import PDF_NAME, render_first_page, toc_pages
 
-    chromium = _chromium()
     pages = toc_pages(BOOK_SRC / "_toc.yml")
-    out = build_pdf(built_book, pages, built_book / PDF_NAME, chromium)
-    n, size = render_first_page(out, SCREENSHOTS / "pdf-first-page.png")
+    n, size = render_first_page(book_pdf, SCREENSHOTS / "pdf-first-page.png")
     assert n >= len(pages) and size[1] > size[0]
     assert ImageStat.Stat(Image.open(SCREENSHOTS / "pdf-first-page.png").convert("L")).stddev[0] > 5
     intro = (built_book / "book" / "intro.html").read_text()
     link = re.search(r'href="([^"]*' + re.escape(PDF_NAME) + ')"', intro)
-    assert link and (built_book / "book" / link.group(1)).resolve() == out.resolve()
+    assert link and (built_book / "book" / link.group(1)).resolve() == book_pdf.resolve()

@@ -29,8 +29,14 @@ def test_notebook_shape(spec):
         "knobs default to None (= profile value)"
     )
     assert f'setup_notebook("{spec.id}", globals())' in second.source
-    assert any("# NBVAL_CHECK_OUTPUT" in c.source for c in code), "at least one cell must print key numbers for nbval"
+    # nbval's cell tag, not a "# NBVAL_CHECK_OUTPUT" comment that the page would show (issue 33)
+    assert not any("NBVAL" in c.source for c in code), "mark nbval cells with the tag nbval-check-output"
+    assert any("nbval-check-output" in c.metadata.get("tags", []) for c in code), (
+        "at least one cell (tags: [nbval-check-output]) must print key numbers for nbval"
+    )
     assert "nb.finish()" in code[-1].source, "the last code cell must write the record"
+    # the record's path, printed for a `causalbandits run`, is not shown on the book's page
+    assert "remove-stdout" in code[-1].metadata.get("tags", []), "tag the nb.finish() cell remove-stdout"
     headings = [
         line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines() if line.startswith("## ")
     ]

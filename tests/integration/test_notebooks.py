@@ -1,5 +1,5 @@
 """Every notebook executes through papermill at the smoke profile, then nbval re-executes the
-executed copy and compares the cells marked ``# NBVAL_CHECK_OUTPUT``: the seeded key numbers must
+executed copy and compares the cells tagged ``nbval-check-output``: the seeded key numbers must
 come out the same."""
 
 from __future__ import annotations
