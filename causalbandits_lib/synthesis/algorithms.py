@@ -260,9 +260,11 @@ def make_policy(
     upper=None,
     horizon: int | None = None,
     eps_fraction: float = 0.5,
+    alpha_c: float | None = None,
 ):
     """One policy of :data:`POLICIES` for an instance (the ``-PCB`` ones need ``lower``/``upper``,
-    CCLB and ε-CCLB their ``horizon`` T).
+    CCLB and ε-CCLB their ``horizon`` T; ``alpha_c`` replaces F-UCB-cert's weight of
+    :data:`CERT_KNOBS`, an open choice judged over its alternatives).
 
     D-UCB and F-UCB take the fucb chapter's defaults (the printed radius of Eq. 12, the fallback
     to the smallest ``UCB_Δ``) except random tie-breaking (ours). CCLB and ε-CCLB take the cclb
@@ -284,7 +286,8 @@ def make_policy(
         return CellFairUCB(dec, *b, name=name, tau=tau, **knobs)
     if name in ("F-UCB-cert", "F-UCB-cert-PCB"):
         b = (lower, upper) if name.endswith("PCB") else (None, None)
-        return CellFairUCB(dec, *b, name=name, tau=tau, **knobs, **CERT_KNOBS)
+        cert = {**CERT_KNOBS, **({} if alpha_c is None else {"alpha_c": float(alpha_c)})}
+        return CellFairUCB(dec, *b, name=name, tau=tau, **knobs, **cert)
     if name == "F-UCB (true Δ)":
         return CellTrueDeltaUCB(dec, inst.discrepancy, tau, name=name, **knobs)
     if name == "FairX-UCB":

@@ -43,6 +43,12 @@ __all__ = [
     "judge_h3",
     "judge_h4",
     "judge_h5",
+    "judge_hypotheses",
+    "instance_counts",
+    "fallback_table",
+    "bounds_table",
+    "tradeoff_points",
+    "evidence_table",
     "exact_price_curves",
 ]
 
@@ -141,6 +147,7 @@ def run_instance(
     w0: float = 0.1,
     cclb_runs: int = 0,
     eps_fraction: float = 0.5,
+    eps_cclb: bool = True,
 ) -> InstanceResult:
     """Simulate every policy on one instance, at our choices and at each alternative.
 
@@ -150,7 +157,8 @@ def run_instance(
     ``c``; the others are re-scored at the alternative τ from their recorded discrepancies.
     CCLB and ε-CCLB run at our τ only, on the first ``cclb_runs`` runs (a round of theirs solves an
     MLE and four optimistic programs; the runs are the same users and clicks as the others' first
-    runs, so comparisons stay paired); ``cclb_runs=0`` leaves them out.
+    runs, so comparisons stay paired); ``cclb_runs=0`` leaves them out, and ``eps_cclb=False`` leaves
+    out ε-CCLB alone (no hypothesis judges it).
     """
     if not 0 <= cclb_runs <= n_runs:
         raise ValueError(f"cclb_runs={cclb_runs} is not allowed: it must lie in [0, n_runs={n_runs}]")
@@ -203,7 +211,7 @@ def run_instance(
         r, s = run(A.make_policy("D-UCB-PCB", inst, tau, lower=lo, upper=hi), tau, merit_c)
         res.runs[("D-UCB-PCB", "main" if name == main_bias else f"bias={name}")] = s
     if cclb_runs:
-        for name in ("CCLB", "ε-CCLB"):
+        for name in ("CCLB", "ε-CCLB") if eps_cclb else ("CCLB",):
             pol = A.make_policy(name, inst, tau, horizon=T, eps_fraction=eps_fraction)
             res.runs[(name, "main")] = run(pol, tau, merit_c, n=cclb_runs)[1]
     # the τ-independent learners at the alternative thresholds: re-scored, not re-run
@@ -378,6 +386,134 @@ def judge_h5(results, tau_quantile, tau_alternatives, merit_c, c_alternatives) -
         main = checks.with_sensitivity(main, "tau_quantile", tau_quantile, by_tau)
     by_c = {c: at("main", key("merit_c", c)) for c in c_alternatives}
     return checks.with_sensitivity(main, "merit_c", merit_c, by_c)
+
+
+def judge_hypotheses(results, tau_quantile, tau_alternatives, merit_c, c_alternatives, main_bias) -> dict[str, Verdict]:
+    """H1-H5, each by its judge with notebook 1's criterion, keyed as :data:`HYPOTHESES`."""
+    return {
+        "h1_cf_implies_small_violation": judge_h1(results, tau_quantile, tau_alternatives),
+        "h2_exposure_leaves_cf_unfairness": judge_h2(results, tau_quantile, tau_alternatives, merit_c, c_alternatives),
+        "h3_bounds_never_hurt": judge_h3(results, tau_quantile, tau_alternatives),
+        "h4_bounds_help_most_at_small_bias": judge_h4(results, main_bias),
+        "h5_price_orders_notions": judge_h5(results, tau_quantile, tau_alternatives, merit_c, c_alternatives),
+    }
+
+
+def instance_counts(verdict: Verdict, by_learner: bool = False) -> dict[str, dict[str, int]]:
+    """How many instances hold, are contradicted, mixed or inconclusive under a verdict of
+    :func:`~causalbandits_lib.core.checks.check_instances` (``{"all": counts}``), or under each part
+    of a verdict of :func:`~causalbandits_lib.core.checks.check_parts` whose parts were judged over
+    instances (H5: ``{part: counts}``; a part not judged over instances is left out). H3's units are
+    (instance, learner) pairs: ``by_learner=True`` counts them per learner."""
+
+    def counts(details):
+        return {s: int(details[s]) for s in checks.STATUSES}
+
+    if "instances" in verdict.details:
+        if not by_learner:
+            return {"all": counts(verdict.details)}
+        out: dict[str, dict[str, int]] = {}
+        for unit, entry in verdict.details["instances"].items():
+            learner = unit.rsplit(", ", 1)[-1]
+            out.setdefault(learner, dict.fromkeys(checks.STATUSES, 0))[entry["status"]] += 1
+        return out
+    return {name: counts(part) for name, part in verdict.details.get("parts", {}).items() if "instances" in part}
+
+
+# -- tables of the runs ------------------------------------------------------------------------------
+
+
+def fallback_table(results: Sequence[InstanceResult]):
+    """F-UCB's fallback share per (policy, setting) and instance: rows ``"policy (setting)"``,
+    columns the instances (a pandas DataFrame)."""
+    import pandas as pd
+
+    return pd.DataFrame({r.instance.name: {f"{p} ({s})": v for (p, s), v in r.fallback.items()} for r in results})
+
+
+def bounds_table(results: Sequence[InstanceResult]):
+    """Per instance (rows): the share of runs whose bounds cover all cells, and their mean width,
+    per bias level."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            r.instance.name: {
+                **{f"covered ({k})": v for k, v in r.coverage.items()},
+                **{f"width ({k})": v for k, v in r.width.items()},
+            }
+            for r in results
+        }
+    ).T
+
+
+def tradeoff_points(results: Sequence[InstanceResult], tau_quantile, tau_alternatives, merit_c, c_alternatives):
+    """Each learner's scores (means over runs, then instances) for the trade-off figure: F-UCB and
+    the true-Δ reference at every τ quantile (ascending), FairX-UCB at every ``c`` (ascending), the
+    other learners that ran at our choices."""
+
+    def mean_point(policy, setting):
+        return {s: float(np.mean([np.mean(r.get(policy, setting, s)) for r in results])) for s in SCORES}
+
+    def setting(parameter, value, chosen):
+        return "main" if value == chosen else key(parameter, value)
+
+    qs, cs = sorted([tau_quantile, *tau_alternatives]), sorted([merit_c, *c_alternatives])
+    points = {
+        "F-UCB (τ varies)": [mean_point("F-UCB", setting("tau_quantile", q, tau_quantile)) for q in qs],
+        "F-UCB, true Δ (τ varies)": [
+            mean_point("F-UCB (true Δ)", setting("tau_quantile", q, tau_quantile)) for q in qs
+        ],
+        "FairX-UCB (c varies)": [mean_point("FairX-UCB", setting("merit_c", c, merit_c)) for c in cs],
+    }
+    others = ("D-UCB", "D-UCB-PCB", "F-UCB-PCB", "FairX-UCB-PCB", "FairX-TS", "CCLB", "ε-CCLB")
+    points.update({p: [mean_point(p, "main")] for p in others if (p, "main") in results[0].runs})
+    return points
+
+
+#: the paired differences behind each hypothesis, for :func:`evidence_table`: ``label: (a, b)``,
+#: each ``(policy, setting, score, factor)``; the difference is ``a - b`` run by run
+EVIDENCE = {
+    "H1: V+(F-UCB) - 0.05 V+(D-UCB)": (
+        ("F-UCB", "main", "violation_pos", 1.0),
+        ("D-UCB", "main", "violation_pos", 0.05),
+    ),
+    "H2: u(FairX-UCB) - u(F-UCB)": (("FairX-UCB", "main", "cf_rate", 1.0), ("F-UCB", "main", "cf_rate", 1.0)),
+    "H2: u(FairX-TS) - u(F-UCB)": (("FairX-TS", "main", "cf_rate", 1.0), ("F-UCB", "main", "cf_rate", 1.0)),
+    "H3: R(D-UCB-PCB) - R(D-UCB)": (("D-UCB-PCB", "main", "regret", 1.0), ("D-UCB", "main", "regret", 1.0)),
+    "H3: R(F-UCB-PCB) - R(F-UCB)": (("F-UCB-PCB", "main", "regret", 1.0), ("F-UCB", "main", "regret", 1.0)),
+    "H3: R(FairX-UCB-PCB) - R(FairX-UCB)": (
+        ("FairX-UCB-PCB", "main", "regret", 1.0),
+        ("FairX-UCB", "main", "regret", 1.0),
+    ),
+    "H4: g(low) - g(high)": (("D-UCB-PCB", "bias=high", "regret", 1.0), ("D-UCB-PCB", "bias=low", "regret", 1.0)),
+    "H5: R(FairX-UCB) - R(F-UCB)": (("FairX-UCB", "main", "regret", 1.0), ("F-UCB", "main", "regret", 1.0)),
+    "H5: R(F-UCB) - R(CCLB) (CCLB's runs)": (("F-UCB", "main", "regret", 1.0), ("CCLB", "main", "regret", 1.0)),
+}
+
+
+def evidence_table(results: Sequence[InstanceResult]):
+    """The paired differences of :data:`EVIDENCE` pooled over instances: rows the differences,
+    columns the mean and its standard error over all runs (a glance; the verdicts judge each
+    instance). A difference with CCLB uses CCLB's runs, the first of the others'; it is left out when
+    CCLB did not run."""
+    import pandas as pd
+
+    def values(r, policy, setting, score, factor):
+        return factor * r.get(policy, setting, score)
+
+    rows = {}
+    for label, (a, b) in EVIDENCE.items():
+        if any((p, s) not in results[0].runs for p, s, _, _ in (a, b)):
+            continue
+        d = []
+        for r in results:
+            x, y = values(r, *a), values(r, *b)
+            n = min(len(x), len(y))
+            d.append(x[:n] - y[:n])
+        d = np.concatenate(d)
+        rows[label] = (d.mean(), d.std(ddof=1) / np.sqrt(len(d)))
+    return pd.DataFrame(rows, index=["mean (pooled over instances)", "se"]).T
 
 
 # -- exact trade-off curves -------------------------------------------------------------------------------

@@ -44,6 +44,10 @@ __all__ = [
     "allowed_misses",
     "ModelRuns",
     "run_model",
+    "CERT_THRESHOLDS",
+    "learner_metrics",
+    "part_metrics",
+    "cert_thresholds",
     "judge_h8",
     "judge_h9",
     "judge_h10",
@@ -134,15 +138,24 @@ def run_model(
     bias: tuple[float, float],
     n_draws: int,
     level: float,
+    alpha_c: float | None = None,
+    cert_threshold: str = "left",
 ) -> ModelRuns:
     """Every learner of the module docstring on one model (``model_study`` is its
-    :class:`~.study.ModelStudy`; the model must have something to make fair)."""
+    :class:`~.study.ModelStudy`; the model must have something to make fair).
+
+    Two open choices of F-UCB-cert (ours, judged over their alternatives by the sensitivity sweep):
+    ``alpha_c`` its radius weight (None: :data:`~.algorithms.CERT_KNOBS`'), and ``cert_threshold``,
+    where in the interval of per-decision thresholds with the matched optimum it runs: ``"left"``,
+    the matched threshold itself, or ``"middle"``, halfway to the interval's right end
+    (:func:`cert_thresholds`)."""
     if not model_study.testable:
         raise ValueError(f"{inst.name} has nothing to make fair (D(π⁰) = D_min): no learner runs on it")
     if not 1 <= cclb_runs <= n_runs:
         raise ValueError(f"cclb_runs={cclb_runs} is not allowed: it must lie in [1, n_runs={n_runs}]")
     m = model_study.matched
     taus = np.array([p.threshold for p in m.prices["per-decision CF"]])
+    cert_taus = cert_thresholds(inst, m.prices["per-decision CF"], cert_threshold)
     tau2 = float(taus[1])
     pi0 = m.pi0
     u_pi0 = float(inst.context_probs @ (pi0 * (inst.discrepancy > tau2)).sum(axis=1))
@@ -169,18 +182,37 @@ def run_model(
     run(("D-UCB", None), "D-UCB", tau2)
     run(("D-UCB-PCB", None), "D-UCB-PCB", tau2, lower=lo, upper=hi)
     run(("F-UCB", None), "F-UCB", tau2)
-    for j, tau in enumerate(taus):
-        same = [i for i in range(j) if taus[i] == tau]
+    for j, tau in enumerate(cert_taus):
+        same = [i for i in range(j) if cert_taus[i] == tau]
         if same:  # the same threshold: the same runs
             out.scores[("F-UCB-cert", j)] = out.scores[("F-UCB-cert", same[0])]
         else:
-            run(("F-UCB-cert", j), "F-UCB-cert", float(tau))
-    run(("F-UCB-cert-PCB", None), "F-UCB-cert-PCB", tau2, lower=lo, upper=hi)
+            run(("F-UCB-cert", j), "F-UCB-cert", float(tau), alpha_c=alpha_c)
+    run(("F-UCB-cert-PCB", None), "F-UCB-cert-PCB", float(cert_taus[1]), lower=lo, upper=hi, alpha_c=alpha_c)
     run(("FairX-UCB", None), "FairX-UCB", tau2)
     run(("FairX-UCB-PCB", None), "FairX-UCB-PCB", tau2, lower=lo, upper=hi)
     for j, d in enumerate(out.levels):
         run(("CCLB", j), "CCLB", float(d), n=cclb_runs, horizon=T)
     return out
+
+
+#: where F-UCB-cert runs in the interval of per-decision thresholds that have the matched optimum
+CERT_THRESHOLDS = ("left", "middle")
+
+
+def cert_thresholds(inst, prices, where: str = "left") -> np.ndarray:
+    """F-UCB-cert's threshold at each matched level from the per-decision notion's matched prices
+    (:class:`~.notions.Price`): ``"left"`` the matched threshold, the smallest with the matched
+    optimum; ``"middle"`` halfway between it and the interval's right end, ``Price.same_until``, or
+    the model's largest discrepancy where the optimum never changes again (every threshold from
+    there on certifies every item)."""
+    if where not in CERT_THRESHOLDS:
+        raise ValueError(f"cert_threshold={where!r} is not allowed: it must be one of {', '.join(CERT_THRESHOLDS)}")
+    left = np.array([p.threshold for p in prices], dtype=float)
+    if where == "left":
+        return left
+    right = np.array([min(p.same_until, float(inst.discrepancy.max())) for p in prices], dtype=float)
+    return np.where(right > left, (left + right) / 2, left)
 
 
 # -- the judges -----------------------------------------------------------------------------------------
@@ -321,3 +353,32 @@ def fallback_table(runs) -> pd.DataFrame:
             row[f"F-UCB-cert, q = {N.QUANTILES[j]:g}"] = float(np.mean(r.get("F-UCB-cert", j, "fallback")))
         rows[r.name] = row
     return pd.DataFrame(rows).T
+
+
+# -- the notebook's metrics ------------------------------------------------------------------------------
+
+#: the columns of :func:`learner_table` recorded as metrics
+LEARNER_METRICS = ("R_T", "T x price", "learning cost", "fallback", "u", "dp", "eo")
+
+
+def learner_metrics(learners: pd.DataFrame, fallback: pd.DataFrame) -> dict[str, float]:
+    """``learners.{learner}[.{level}].{column}`` of :func:`learner_table` (columns of
+    :data:`LEARNER_METRICS` with a value) and ``fallback.median.{column}`` of :func:`fallback_table`."""
+    out = {}
+    for _, row in learners.iterrows():
+        name = f"learners.{row['learner']}" + (f".{row['level'].replace(' ', '')}" if row["level"] else "")
+        for col in LEARNER_METRICS:
+            if col in row and pd.notna(row[col]):
+                out[f"{name}.{col.replace(' ', '_')}"] = row[col]
+    for col, v in fallback.median().items():
+        out[f"fallback.median.{col.replace(' ', '_').replace(',', '')}"] = v
+    return out
+
+
+def part_metrics(name: str, per_model: dict, by_label: bool = True) -> dict[str, int]:
+    """``{name}.parts.{label}.{verdict}`` from :func:`part_counts`."""
+    return {
+        f"{name}.parts.{label.replace(' ', '_').replace(':', '')}.{verdict.replace(' ', '_')}": count
+        for label, counts in part_counts(per_model, by_label).items()
+        for verdict, count in counts.items()
+    }

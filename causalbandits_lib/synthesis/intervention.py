@@ -53,6 +53,11 @@ __all__ = [
     "csr_rows",
     "CSR_CRITERION",
     "judge_csr",
+    "identification_table",
+    "pull_regrets",
+    "CSRLearnerResult",
+    "csr_learner",
+    "csr_learner_rows",
 ]
 
 #: the two CSR variants of the bestfair chapter (Alg. 1 and 2) run here
@@ -187,6 +192,25 @@ def csr_rows(results: list[CSRResult]) -> dict[str, dict[str, float]]:
     return rows
 
 
+def identification_table(by_eps: dict, taus: dict):
+    """Per (instance, ε): the threshold, the exact best fair rule ``j*`` and its gap ``|ζ(j*)|``, how
+    many soft rules are fair, and each variant's identification error. ``by_eps`` maps ``ε`` to
+    :class:`CSRResult` s, ``taus`` an instance's name to ``(instance, τ)``."""
+    import pandas as pd
+
+    rows: dict = {}
+    for eps, results in by_eps.items():
+        for r in results:
+            inst, tau = taus[r.instance]
+            facts = exact_rule_facts(inst, eps, tau)
+            gap = abs(facts["zeta"][r.best]) if r.best >= 0 else np.nan
+            row = rows.setdefault(
+                (r.instance, eps), {"τ": tau, "j*": r.best, "|ζ(j*)|": gap, "fair rules": int(facts["fair"].sum())}
+            )
+            row[f"{r.algorithm} error"] = r.error_rate
+    return pd.DataFrame(rows).T.rename_axis(["instance", "ε"]).astype({"j*": int, "fair rules": int})
+
+
 #: the criterion of the claim ``synthesis.csr.identifies_best_fair_rule`` (stated in notebook 3's
 #: prose before it was first run)
 CSR_CRITERION = (
@@ -203,3 +227,97 @@ def judge_csr(results: list[CSRResult]):
 
     per = {r.instance: checks.check_mean_above(r.correct, 0.5, what="share of runs identifying j*_τ") for r in results}
     return checks.check_instances(per, CSR_CRITERION)
+
+
+# -- CSR as a learner: its identification budget spent online ---------------------------------------
+
+
+def pull_regrets(inst: M.Instance, eps: float) -> np.ndarray:
+    """The expected regret of one pull of each soft rule, shape ``(3, K)`` in the order of the
+    bestfair pull kinds (natural, ``A`` set to 1, ``A`` set to 0): a natural pull serves a user drawn
+    from the population and is charged against the unconstrained optimum ``E_o max_k μ_k(o)``; a pull
+    with ``A`` set to ``a`` serves a user of group ``a`` (``A`` is a root) and is charged against that
+    group's optimum ``E[max_k μ_k(o) | A = a]``. Exact from the model."""
+    p, m = inst.context_probs, inst.means
+    served = m @ soft_rules(eps).T  # (context, rule): the mean click of the rule in the context
+    best = m.max(axis=1)
+    out = np.empty((3, M.N_ITEMS))
+    for row, ctx in ((0, (0, 1, 2, 3)), (1, _A1), (2, _A0)):
+        c = list(ctx)
+        w = p[c] / p[c].sum()
+        out[row] = w @ best[c] - w @ served[c]
+    return out
+
+
+@dataclass
+class CSRLearnerResult:
+    """CSR run as a learner over ``T`` rounds: it spends at most ``budget`` rounds on its
+    identification (each pull one recommendation, charged :func:`pull_regrets`), then deploys the
+    rule it names for the remaining rounds (the uniform rule after "no fair rule"). Per run:
+    ``regret`` (expected, exact given the pulls and the answer), ``explore_regret``, ``pulls``;
+    ``price`` is ``T`` times the per-round price of its notion at ``τ``, the exact best ``τ``-fair
+    soft rule's (the uniform rule's when none is fair)."""
+
+    algorithm: str
+    instance: str
+    budget: int
+    regret: np.ndarray
+    explore_regret: np.ndarray
+    pulls: np.ndarray
+    price: float
+    correct: np.ndarray
+
+    @property
+    def learning_cost(self) -> np.ndarray:
+        return self.regret - self.price
+
+
+def csr_learner(
+    inst: M.Instance, algorithm: str, eps: float, tau: float, T: int, budget: int, n_runs: int, seed: int
+) -> CSRLearnerResult:
+    """CSR (``algorithm`` of :data:`CSR_ALGORITHMS`) as a learner over ``T`` rounds with an
+    identification budget of ``budget`` pulls (see :class:`CSRLearnerResult`); the runs are the
+    bestfair chapter's, paired across budgets and algorithms by its ``bestfair/pulls`` streams."""
+    if not 0 < budget <= T:
+        raise ValueError(f"budget={budget} is not allowed: it must lie in [1, T={T}]")
+    problem = csr_problem(inst, eps)
+    facts = exact_rule_facts(inst, eps, tau)
+    res = identify(problem, algorithm, budget, tau, seed, n_runs=n_runs)
+    pulls = np.asarray(res.allocation).sum(axis=1)  # (run, kind, rule)
+    explore = np.einsum("rkj,kj->r", pulls, pull_regrets(inst, eps))
+    rules = soft_rules(eps)
+    uniform = np.full(M.N_ITEMS, 1.0 / M.N_ITEMS)
+    optimum = float(inst.context_probs @ inst.means.max(axis=1))
+    per_round = {k: optimum - float(rules[k] @ inst.merit_means) for k in range(M.N_ITEMS)}
+    per_round[NO_FAIR_ARM] = optimum - float(uniform @ inst.merit_means)
+    chosen = np.asarray(res.chosen, dtype=int)
+    n_pulls = pulls.sum(axis=(1, 2))
+    deploy = (T - n_pulls) * np.array([per_round[int(k)] for k in chosen])
+    return CSRLearnerResult(
+        algorithm,
+        inst.name,
+        int(budget),
+        explore + deploy,
+        explore,
+        n_pulls,
+        T * per_round[facts["best"]],
+        (chosen == facts["best"]).astype(float),
+    )
+
+
+def csr_learner_rows(results: list[CSRLearnerResult]) -> dict[tuple[str, int], dict[str, float]]:
+    """Per (algorithm, budget): means over runs and instances of the regret, the notion's price
+    (``T`` times per round), the learning cost, the regret of the identification rounds, the rounds
+    spent identifying and the identification error."""
+    rows: dict[tuple[str, int], dict[str, float]] = {}
+    for key in dict.fromkeys((r.algorithm, r.budget) for r in results):
+        rs = [r for r in results if (r.algorithm, r.budget) == key]
+        rows[key] = {
+            "R_T": float(np.mean([r.regret.mean() for r in rs])),
+            "T x price": float(np.mean([r.price for r in rs])),
+            "learning cost": float(np.mean([r.learning_cost.mean() for r in rs])),
+            "identification regret": float(np.mean([r.explore_regret.mean() for r in rs])),
+            "rounds identifying": float(np.mean([r.pulls.mean() for r in rs])),
+            "P(ĵ ≠ j*)": float(np.mean([1.0 - r.correct.mean() for r in rs])),
+        }
+    return rows

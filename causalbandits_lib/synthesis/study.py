@@ -54,6 +54,10 @@ __all__ = [
     "matched_summary",
     "h7_tally",
     "pgmpy_gaps",
+    "matched_metrics",
+    "group_metrics",
+    "h6_metrics",
+    "h7_metrics",
 ]
 
 #: the ordering H6 states, cheapest first
@@ -312,3 +316,47 @@ def pgmpy_gaps(inst) -> dict[str, float]:
         "discrepancies": float(np.abs(np.abs(cf[1] - cf[0]) - inst.discrepancy).max()),
         "log cells": float(np.abs(M.log_cell_probabilities(inst, lam, s0, s1) - ref).max()),
     }
+
+
+# -- the notebook's metrics ------------------------------------------------------------------------------
+
+
+def _word(text: str) -> str:
+    return str(text).replace(" ", "_")
+
+
+def matched_metrics(summary: pd.DataFrame) -> dict[str, float]:
+    """``matched.q{q}.{notion}.reaches`` and ``.median_price`` from :func:`matched_summary`."""
+    out = {}
+    for _, row in summary.iterrows():
+        name = f"matched.q{row['q']:g}.{_word(row['notion'])}"
+        out[f"{name}.reaches"] = row["reaches"]
+        out[f"{name}.median_price"] = row["median price"]
+    return out
+
+
+def group_metrics(by_notion: pd.DataFrame, q: float = 0.5) -> dict[str, float]:
+    """``groups.q{q}.{notion}.median.{column}`` from the medians per notion of :func:`group_table`."""
+    return {
+        f"groups.q{q:g}.{_word(notion)}.median.{_word(k)}": v
+        for notion, row in by_notion.iterrows()
+        for k, v in row.items()
+    }
+
+
+def h6_metrics(h6: "H6Result") -> dict[str, int]:
+    """H6's step counts: ``h6.steps``, ``h6.decided_by_reach``, ``h6.both_unreachable`` and
+    ``h6.step.{step}.{outcome}``."""
+    out = {
+        "h6.steps": h6.n_steps,
+        "h6.decided_by_reach": h6.decided_by_reach,
+        "h6.both_unreachable": h6.both_unreachable,
+    }
+    for step, counts in h6.steps.items():
+        out.update({f"h6.step.{_word(step)}.{_word(outcome)}": n for outcome, n in counts.items()})
+    return out
+
+
+def h7_metrics(parts: dict) -> dict[str, int]:
+    """``h7.parts.{notion}.{verdict}`` from :func:`h7_tally`."""
+    return {f"h7.parts.{_word(notion)}.{_word(v)}": n for notion, counts in parts.items() for v, n in counts.items()}

@@ -4,9 +4,13 @@ learner on a family model."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
+import pandas as pd
 import pytest
 
+from causalbandits_lib.core import checks
 from causalbandits_lib.synthesis import family as F
 from causalbandits_lib.synthesis import family_runs as R
 from causalbandits_lib.synthesis import notions as N
@@ -196,3 +200,78 @@ def test_part_counts_by_label_and_in_all():
 def test_fallback_parts_counts_the_levels_h9_skips_for_falling_back():
     runs = [_runs(fallback=(0.9, 0.1, 0.6)), _runs("n", fallback=(0.5, 0.5, 0.51))]
     assert R.fallback_parts(runs, 0.5) == 3
+
+
+def test_cert_thresholds_left_middle_and_an_unbounded_interval():
+    inst = SimpleNamespace(discrepancy=np.array([[0.1, 0.4], [0.3, 0.9]]))
+    prices = [
+        N.Price("per-decision CF", 0.1, 0.2, 0.1, None, 0.1, 0.5, same_until=0.3),
+        N.Price("per-decision CF", 0.2, 0.1, 0.3, None, 0.2, 0.6, same_until=float("inf")),
+        N.Price("per-decision CF", 0.3, 0.0, 0.9, None, 0.3, 0.7, same_until=float("inf")),
+    ]
+    assert list(R.cert_thresholds(inst, prices)) == [0.1, 0.3, 0.9]
+    # halfway to same_until; with no change above, halfway to the largest discrepancy 0.9; at the
+    # largest discrepancy itself there is no room, so the matched threshold stays
+    assert np.allclose(R.cert_thresholds(inst, prices, "middle"), [0.2, 0.6, 0.9])
+    with pytest.raises(ValueError, match="cert_threshold='right'"):
+        R.cert_thresholds(inst, prices, "right")
+
+
+def test_open_choices_of_f_ucb_cert_reach_its_runs(monkeypatch):
+    """alpha_c reaches F-UCB-cert's policy, and the middle threshold runs it above the matched one."""
+    models = F.family(2, 3)
+    studies = S.study(models)
+    i = next(i for i, s in enumerate(studies) if s.testable)
+    seen = []
+    real = R.A.make_policy
+
+    def spy(name, inst, tau, **kw):
+        if name.startswith("F-UCB-cert"):
+            seen.append((name, tau, kw.get("alpha_c")))
+        return real(name, inst, tau, **kw)
+
+    monkeypatch.setattr(R.A, "make_policy", spy)
+    R.run_model(
+        models[i], studies[i], 100, 2, 2, 0, 10.0, 0.1, (1.0, 0.1), 2000, 0.95, alpha_c=0.5, cert_threshold="middle"
+    )
+    middle = R.cert_thresholds(models[i], studies[i].matched.prices["per-decision CF"], "middle")
+    left = np.array([p.threshold for p in studies[i].matched.prices["per-decision CF"]])
+    assert {a for _, _, a in seen} == {0.5}
+    assert sorted({t for n, t, _ in seen if n == "F-UCB-cert"}) == sorted(set(middle.tolist()))
+    assert (middle >= left).all() and (middle > left).any()
+    assert R.A.make_policy is spy and real("F-UCB-cert", models[i], 0.1, alpha_c=0.5).alpha_c == 0.5
+
+
+def test_learner_and_part_metrics_by_hand():
+    learners = pd.DataFrame(
+        [
+            {
+                "learner": "CCLB",
+                "level": "q = 0.5",
+                "R_T": 10.0,
+                "T x price": 4.0,
+                "learning cost": 6.0,
+                "dp": float("nan"),
+            },
+            {
+                "learner": "D-UCB",
+                "level": "",
+                "R_T": 3.0,
+                "T x price": float("nan"),
+                "learning cost": float("nan"),
+                "dp": 0.2,
+            },
+        ]
+    )
+    fallback = pd.DataFrame({"F-UCB-cert, q = 0.5": [0.2, 0.4, 0.9]})
+    got = R.learner_metrics(learners, fallback)
+    assert got == {
+        "learners.CCLB.q=0.5.R_T": 10.0,
+        "learners.CCLB.q=0.5.T_x_price": 4.0,
+        "learners.CCLB.q=0.5.learning_cost": 6.0,
+        "learners.D-UCB.R_T": 3.0,
+        "learners.D-UCB.dp": 0.2,
+        "fallback.median.F-UCB-cert_q_=_0.5": 0.4,
+    }
+    per = {"m": checks.check_parts({"CCLB: DP": checks.not_testable("x")})}
+    assert R.part_metrics("h10", per) == {"h10.parts.CCLB_DP.not_testable_here": 1}

@@ -91,3 +91,19 @@ def test_judge_csr_can_fail():
     assert I.judge_csr(fake).verdict == "not reproduced"
     good = [I.CSRResult("CSR-V1", f"i{j}", 0, np.zeros(20, int), np.ones(20)) for j in range(3)]
     assert I.judge_csr(good).verdict == "reproduced"
+
+
+def test_identification_table_reads_each_rule_fact_from_the_model():
+    inst = INSTANCES[0]
+    tau = inst.tau(0.5)
+    facts = I.exact_rule_facts(inst, 0.2, tau)
+    fake = [
+        I.CSRResult("CSR-V1", inst.name, facts["best"], np.array([0, 1]), np.array([1.0, 0.0])),
+        I.CSRResult("CSR-V2", inst.name, facts["best"], np.array([0, 0]), np.array([1.0, 1.0])),
+    ]
+    t = I.identification_table({0.2: fake}, {inst.name: (inst, tau)})
+    row = t.loc[(inst.name, 0.2)]
+    assert row["CSR-V1 error"] == 0.5 and row["CSR-V2 error"] == 0.0
+    assert row["fair rules"] == int(np.sum(np.abs(I.soft_rules(0.2) @ I.signed_gaps(inst)) < tau))
+    if facts["best"] >= 0:
+        assert row["|ζ(j*)|"] == pytest.approx(abs(I.soft_rules(0.2)[facts["best"]] @ I.signed_gaps(inst)))

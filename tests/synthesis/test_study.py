@@ -5,6 +5,7 @@ independent computations."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -247,3 +248,28 @@ def test_h7_tally_counts_parts_per_notion():
     assert tally["per-decision CF"] == {"reproduced": 1, "not reproduced": 1}
     assert tally["average CF constraint"] == {"reproduced": 2}
     assert tally["fair intervention"] == {"not testable here": 1, "not reproduced": 1}
+
+
+def test_metric_names_of_the_notebook_by_hand():
+    import pandas as pd
+
+    summary = pd.DataFrame([{"q": 0.5, "notion": "per-decision CF", "reaches": 0.75, "median price": 0.1}])
+    assert S.matched_metrics(summary) == {
+        "matched.q0.5.per-decision_CF.reaches": 0.75,
+        "matched.q0.5.per-decision_CF.median_price": 0.1,
+    }
+    by_notion = pd.DataFrame({"extra loss (worse served)": [0.01]}, index=["fair intervention"])
+    assert S.group_metrics(by_notion) == {"groups.q0.5.fair_intervention.median.extra_loss_(worse_served)": 0.01}
+    h6 = SimpleNamespace(
+        n_steps=4, decided_by_reach=1, both_unreachable=0, steps={"a < b": {"holds": 3, "within margin": 1}}
+    )
+    assert S.h6_metrics(h6) == {
+        "h6.steps": 4,
+        "h6.decided_by_reach": 1,
+        "h6.both_unreachable": 0,
+        "h6.step.a_<_b.holds": 3,
+        "h6.step.a_<_b.within_margin": 1,
+    }
+    assert S.h7_metrics({"average CF constraint": {"not reproduced": 2}}) == {
+        "h7.parts.average_CF_constraint.not_reproduced": 2
+    }
