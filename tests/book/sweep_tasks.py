@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -74,3 +76,17 @@ def small_sweep_command(out, *extra) -> list[str]:
         str(out),
         *extra,
     ]
+
+
+def in_its_own_group(cmd: list[str]) -> subprocess.Popen:
+    """``cmd`` as a terminal's foreground job: its own process group (Ctrl-C reaches every process
+    of the group: the command, its workers and their kernels), SIGINT at its default."""
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )

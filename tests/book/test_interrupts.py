@@ -90,19 +90,7 @@ def test_an_interrupted_sweep_stops_its_workers_and_says_what_finished(tmp_path,
 
 # ---------------------------------------------------------------------------- issue 34, item 6
 def _in_its_own_group(cmd):
-    """``cmd`` as a terminal's foreground job: its own process group (Ctrl-C reaches every process
-    of the group: the command, its workers and their kernels), SIGINT at its default."""
-    import os
-
-    return subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    return sweep_tasks.in_its_own_group(cmd)
 
 
 def _ctrl_c(proc):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -116,15 +115,7 @@ def test_ctrl_c_of_a_scheduler_sweep_stops_the_kernels_on_the_workers_and_no_rec
     out = tmp_path / "sweep"
     cmd = sweep_tasks.small_sweep_command(out, "--scheduler", address)
     cmd[cmd.index("smoke")] = "book"  # points long enough to be interrupted inside a cell
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    proc = sweep_tasks.in_its_own_group(cmd)
     host = os.getpid() if where == "remote" else proc.pid  # the process whose worker runs the kernels
     deadline = time.time() + 90
     while time.time() < deadline and proc.poll() is None and not _kernels_below(host):
@@ -167,15 +158,7 @@ def test_ctrl_c_while_run_jobs_starts_its_workers_is_one_line_and_says_what_fini
     """``run --jobs`` (joblib) did not block Ctrl-C from its workers as a sweep does: workers still
     importing printed a KeyboardInterrupt traceback each, and nothing said what had finished."""
     cmd = [sys.executable, "-m", "causalbandits_lib.book.cli", "run", "primer", "--profile", "smoke"]
-    proc = subprocess.Popen(
-        [*cmd, "--jobs", "2", "--force", "--out", str(tmp_path / "o"), "--no-progress"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    proc = sweep_tasks.in_its_own_group([*cmd, "--jobs", "2", "--force", "--out", str(tmp_path / "o"), "--no-progress"])
     _wait_for_children(proc, "popen_loky")
     time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
