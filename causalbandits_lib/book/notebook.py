@@ -358,6 +358,17 @@ class NotebookRun:
             )
         self.metrics[name] = to_jsonable(value)
 
+    def other_values(self, name: str) -> list[Any]:
+        """The values of the open choice ``name`` other than this execution's, ascending: our value
+        at this profile and its alternatives (``parameters.yml``), less the value given. A notebook
+        that judges the alternatives itself reads them here, so that it is right also when the
+        sensitivity sweep runs it at an alternative."""
+        choices = self.spec.open_choices()
+        if name not in choices:
+            raise ValueError(f"{name!r} is not an open choice of {self.id} (open choices: {', '.join(choices) or 'none'})")
+        p = choices[name]
+        return sorted({p.profiles[self.profile], *p.alternatives} - {self.params[name]})
+
     def metric_items(self, items: Mapping[str, Any]) -> None:
         """Record every ``name: value`` of a mapping as :meth:`metric` does. Returns nothing."""
         for name, value in items.items():

@@ -297,3 +297,13 @@ def test_metric_items_records_each_name(record_dir):
     assert nb.metrics["a.b"] == 2.5 and nb.metrics["a.c"] == [1, 2]
     with pytest.raises(ValueError, match="metric name 'a b'"):
         nb.metric_items({"a b": 1})
+
+
+def test_other_values_are_ours_and_the_alternatives_less_the_value_given(record_dir):
+    nb = setup_notebook("synthesis/05_first_hypotheses_many_models", profile="smoke")
+    assert nb.other_values("tau_quantile") == [0.3, 0.7]
+    # as the sensitivity sweep runs it: at an alternative, ours comes back among the others
+    nb = setup_notebook("synthesis/05_first_hypotheses_many_models", profile="smoke", tau_quantile=0.3)
+    assert nb.other_values("tau_quantile") == [0.5, 0.7]
+    with pytest.raises(ValueError, match="'T' is not an open choice"):
+        nb.other_values("T")
