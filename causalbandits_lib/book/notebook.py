@@ -365,7 +365,8 @@ class NotebookRun:
         sensitivity sweep runs it at an alternative."""
         choices = self.spec.open_choices()
         if name not in choices:
-            raise ValueError(f"{name!r} is not an open choice of {self.id} (open choices: {', '.join(choices) or 'none'})")
+            known = ", ".join(choices) or "none"
+            raise ValueError(f"{name!r} is not an open choice of {self.id} (open choices: {known})")
         p = choices[name]
         return sorted({p.profiles[self.profile], *p.alternatives} - {self.params[name]})
 
