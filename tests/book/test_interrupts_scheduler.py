@@ -74,14 +74,22 @@ def test_an_interrupted_dask_map_kills_what_its_running_task_started_and_writes_
     """Before: the client cancelled the futures and returned, while the worker's thread and its
     child (a kernel) went on, and the task wrote its record afterwards."""
     pidfile = tmp_path / "child.pid"
-    _sigint_when(pidfile.exists)
-    with pytest.raises(KeyboardInterrupt):
-        map_tasks(
-            scheduler_tasks.child_then_write,
-            [{"folder": str(tmp_path)}],
-            scheduler=remote_cluster.scheduler_address,
-            retries=0,
-        )
+    # Ctrl-C as a terminal delivers it: Python's own handler, SIGINT not blocked in this thread (a
+    # test run earlier in the same worker process must not decide whether this one can be interrupted)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        _sigint_when(pidfile.exists)
+        with pytest.raises(KeyboardInterrupt):
+            map_tasks(
+                scheduler_tasks.child_then_write,
+                [{"folder": str(tmp_path)}],
+                scheduler=remote_cluster.scheduler_address,
+                retries=0,
+            )
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, handler)
     child = int(pidfile.read_text())
     assert not _alive(child), "the task's child process still runs after the map returned"
     time.sleep(2)
