@@ -25,3 +25,16 @@ def execute_smoke(spec: NotebookSpec, timeout: int = 900):
     return execute_notebook(
         spec, {"profile": "smoke"}, SMOKE_DIR / "executed", SMOKE_DIR / "records", progress=False, timeout=timeout
     )
+
+
+def is_claim_call(node) -> bool:
+    """Whether an AST node is a claim registration ``nb.claim(...)``."""
+    import ast
+
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "claim"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "nb"
+    )

@@ -11,7 +11,7 @@ import pytest
 
 from causalbandits_lib.core.checks import KINDS
 
-from .notebook_support import ROOT, all_notebooks
+from .notebook_support import ROOT, all_notebooks, is_claim_call
 
 NOTEBOOKS = all_notebooks()
 
@@ -31,13 +31,7 @@ def _claim_calls(spec):
             continue
         source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
         for node in ast.walk(ast.parse(source)):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "claim"
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "nb"
-            ):
+            if is_claim_call(node):
                 yield node, source
 
 

@@ -13,7 +13,7 @@ import ast
 import jupytext
 import pytest
 
-from .notebook_support import ROOT, all_notebooks
+from .notebook_support import ROOT, all_notebooks, is_claim_call
 
 LIMIT = 120
 
@@ -47,13 +47,7 @@ def code_lines(source: str) -> int:
         tree = None
     if tree is not None:
         for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "claim"
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "nb"
-            ):
+            if is_claim_call(node):
                 claim_lines.update(range(node.lineno, node.end_lineno + 1))
     return sum(
         1
