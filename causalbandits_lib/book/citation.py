@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import paths
+from .claims import format_value, says_ours
 from .provenance import blob_id, committed_blob, git_info, source_state, stand_ins, swhid, tree_of
 from .records import results_hash
 
@@ -132,8 +133,6 @@ def _bib_escape(s: str) -> str:
 
 
 def _short(value: Any) -> str:
-    from .claims import format_value
-
     return format_value(value)
 
 
@@ -315,11 +314,14 @@ class Citation:
         if self.claim is None:
             return f"Claims: {self.verdicts()}."
         c = self.claim
-        kind = c.get("kind", "kind not declared") + (", ours" if c.get("ours") else "")
-        paper = _short(c.get("paper_value")) + (" (reconstructed)" if c.get("reconstructed") else "")
+        kind = c.get("kind", "kind not declared") + (", ours" if c.get("ours") and not says_ours(c) else "")
+        paper = "no value" if c.get("paper_value") is None else _short(c["paper_value"])
+        paper += " (reconstructed)" if c.get("reconstructed") else ""
+        # a claim judged on several instances records no value of its own: its reason states each
+        measured = "per instance, in the reason" if c.get("measured") is None else _short(c["measured"])
         return (
             f"Claim {c['id']} ({kind}, {c.get('source') or 'source not given'}): {c['statement']}. "
-            f"Paper: {paper}; measured: {_short(c.get('measured'))}; verdict: {c['verdict']} ({c['reason']})."
+            f"Paper: {paper}; measured: {measured}; verdict: {c['verdict']} ({c['reason']})."
         )
 
     def key(self) -> str:

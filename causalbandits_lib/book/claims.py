@@ -165,15 +165,20 @@ def format_value(value: Any) -> str:
 
 def kind_label(c: Mapping[str, Any]) -> str:
     """A claim's kind as the tables show it, marked when the claim is ours (not the paper's) and
-    when its verdict depends on an open choice."""
+    when its verdict depends on an open choice. A source that already says "ours" is not repeated."""
     kind = c.get("kind") or "—"
-    if c.get("ours"):
+    if c.get("ours") and not says_ours(c):
         kind += ", ours"
     if c.get("sensitive_to"):
         kind += " (choice-dependent)"
     elif c.get("sensitive_at_profile"):
         kind += f" (choice-dependent at the {c['sensitive_at_profile']['profile']} profile)"
     return kind
+
+
+def says_ours(c: Mapping[str, Any]) -> bool:
+    """Whether a claim's ``source`` itself begins by saying the claim is ours."""
+    return str(c.get("source") or "").lower().startswith("ours")
 
 
 def paper_value_label(c: Mapping[str, Any]) -> str:
@@ -184,6 +189,20 @@ def paper_value_label(c: Mapping[str, Any]) -> str:
     if c.get("reconstructed"):
         text += " (reconstructed)"
     return text
+
+
+#: What a table shows for a claim that records no measured value of its own: a claim judged on
+#: several instances states its measurements in its reason (one per instance).
+NO_MEASURED = "— (per instance: see why)"
+
+
+def measured_label(c: Mapping[str, Any], limit: int | None = None, **kw: Any) -> str:
+    """A claim's measured value as a table cell (cut by :func:`short_cell`; ``kw`` as there), or
+    :data:`NO_MEASURED` when it records none."""
+    if c.get("measured") is None:
+        return NO_MEASURED
+    text = format_value(c["measured"])
+    return short_cell(text, **kw) if limit is None else short_cell(text, limit, **kw)
 
 
 #: Longest measured value a table cell shows; the record keeps the whole value.
@@ -269,7 +288,7 @@ def claims_markdown(
             cells = [
                 claim_cell(c),
                 statement_cell(c, record_link),
-                short_cell(format_value(c["measured"]), link=record_link),
+                measured_label(c, link=record_link),
             ]
             rows.append(cells + [verdict_badge(c["verdict"]), why_cell(c)])
         return claims_div(markdown_table(head, rows, name="claims"))
@@ -284,20 +303,20 @@ def claims_markdown(
         if mine is None:
             page = "not run on this page"
         elif mine["verdict"] == c["verdict"]:
-            page = f"{mine['verdict']} (same); measured {short_cell(format_value(mine['measured']), 120, record=RUN)}"
+            page = f"{mine['verdict']} (same); measured {measured_label(mine, 120, record=RUN)}"
         else:
-            measured = short_cell(format_value(mine["measured"]), 120, record=RUN)
+            measured = measured_label(mine, 120, record=RUN)
             page = f"**differs: {mine['verdict']}**; measured {measured}"
         cells = [
             claim_cell(c),
             statement_cell(c, record_link),
-            short_cell(format_value(c["measured"]), link=record_link),
+            measured_label(c, link=record_link),
         ]
         rows.append(cells + [verdict_badge(c["verdict"]), why_cell(c), page])
     for c in page_run:
         if c["id"] not in seen:
             cells = [claim_cell(c), statement_cell(c), "—", "no paper-scale verdict yet", ""]
-            cells.append(f"{c['verdict']}; measured {short_cell(format_value(c['measured']), 120, record=RUN)}")
+            cells.append(f"{c['verdict']}; measured {measured_label(c, 120, record=RUN)}")
             rows.append(cells)
     return claims_div(markdown_table(head, rows, name="claims (paper scale and this page's run)"))
 

@@ -253,3 +253,15 @@ def test_a_record_below_the_papers_scale_needs_a_flag_and_the_citation_says_so(s
     out = capsys.readouterr().out
     assert "smoke profile, below the paper's scale" in out and "seed 7" in out
     assert "is in no commit" in out  # a record outside the repository: the reviewer needs the file
+
+
+def test_a_hypothesis_claim_cites_its_measurements_by_its_reason_and_says_ours_once():
+    """synthesis/03's H1 records no measured value of its own (one per instance, in its reason) and
+    its source begins "ours": the citation says where the measurements are and "ours" once."""
+    path = paths.paper_results_dir() / "synthesis" / "03_price_of_fairness.json"
+    record = json.loads(path.read_text())
+    claim = next(c for c in record["claims"] if c["id"] == "synthesis.h1_cf_implies_small_violation")
+    assert claim["measured"] is None and claim["ours"] and claim["source"].startswith("ours")
+    what = Citation(record, path, claim["id"]).what()
+    assert "measured: per instance, in the reason;" in what and "None" not in what
+    assert "ours, ours" not in what and "(experiment, ours: stated before running" in what

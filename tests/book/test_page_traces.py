@@ -65,3 +65,25 @@ def test_a_mapping_becomes_a_table_with_its_values_unchanged(capsys):
     show_table(network, "The network:")  # outside a kernel: printed as text, not as a dict
     out = capsys.readouterr().out
     assert out.startswith("The network:\n") and "{'" not in out and "average_degree" in out
+
+
+def _claim(**kw):
+    base = {"id": "a.b", "statement": "s", "paper_value": None, "measured": None, "verdict": "not reproduced"}
+    return {**base, "reason": "holds on 0 of 2 instances; instance 0: mean paired difference -3 ± 1", **kw}
+
+
+def test_a_claim_without_a_measured_value_points_to_its_reason_not_to_none():
+    table = C.claims_markdown([_claim()])
+    assert C.NO_MEASURED in table and "| None |" not in table
+    with_run = C.claims_markdown([_claim()], page_run=[_claim()], page_label="smoke profile")
+    assert with_run.count(C.NO_MEASURED) == 2 and "None" not in with_run
+    # a value of 0 or an empty list is a measurement, shown as such
+    assert C.measured_label(_claim(measured=0)) == "0" and C.measured_label(_claim(measured=[])) == "[]"
+
+
+def test_a_claim_whose_source_says_ours_is_not_labelled_ours_twice():
+    assert C.kind_label(_claim(kind="experiment", ours=True, source="ours: stated before running")) == "experiment"
+    assert C.kind_label(_claim(kind="experiment", ours=True, source="Table 2")) == "experiment, ours"
+    assert C.kind_label(_claim(kind="experiment", ours=True)) == "experiment, ours"
+    cell = C.claim_cell(_claim(kind="construction", ours=True, source="ours (the pcb bound)"))
+    assert "ours, ours" not in cell and "construction, ours (the pcb bound)" in cell

@@ -75,3 +75,61 @@ def build_book() -> Path:
     )
     assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
     return HTML
+
+
+#: The pages the tests print to PDF, a sample of the table of contents: ``make pdf`` prints every
+#: page (46 pages, some 1,500 sheets, about four minutes of the twenty ``make test`` may take), the
+#: tests print what the PDF's checks need. Every part keeps its opening page, so every bookmark level
+#: is there; the primer keeps its notebooks (claims tables with rule folds, links between pages); the
+#: reproducibility page, a third of the book's sheets and all of one kind, is left out.
+PDF_SAMPLE = frozenset(
+    {
+        "book/intro.html",
+        "book/notation.html",
+        "book/sweeps.html",
+        "book/chapters/primer.html",
+        "notebooks/primer/01_bandits_and_regret.html",
+        "notebooks/primer/02_seeing_and_doing.html",
+        "notebooks/primer/03_soft_interventions.html",
+        "book/chapters/fucb.html",
+        "notebooks/fucb/01_dseparation_estimator.html",
+        "book/chapters/bestfair.html",
+        "book/chapters/cclb.html",
+        "book/chapters/pcb.html",
+        "book/chapters/fairx.html",
+        "book/chapters/synthesis.html",
+        "book/references.html",
+    }
+)
+
+
+def pdf_toc(keep=PDF_SAMPLE) -> list:
+    """The table of contents restricted to the pages in ``keep`` (a part stays when a page of it
+    does), as :func:`causalbandits_lib.book.pdf.toc_tree` gives it: what the tests print."""
+    from causalbandits_lib.book.pdf import TocEntry, toc_tree
+
+    def prune(entries):
+        out = []
+        for entry in entries:
+            children = prune(entry.children)
+            if entry.page in keep or (entry.page is None and children):
+                out.append(TocEntry(page=entry.page, caption=entry.caption, children=children))
+            elif entry.page is not None and children:
+                raise ValueError(f"{entry.page} is left out of the PDF sample but pages under it are not")
+        return out
+
+    tree = prune(toc_tree(BOOK_SRC / "_toc.yml"))
+    missing = set(keep) - set(pdf_pages(tree))
+    if missing:
+        raise ValueError(f"pages of the PDF sample are not in the table of contents: {sorted(missing)}")
+    return tree
+
+
+def pdf_pages(tree: list) -> list[str]:
+    """The pages of a table-of-contents tree in reading order."""
+    out = []
+    for entry in tree:
+        if entry.page:
+            out.append(entry.page)
+        out.extend(pdf_pages(entry.children))
+    return out

@@ -144,6 +144,33 @@ def content_pages(html_root: Path) -> list[str]:
     return out
 
 
+def static_problems(html_root: Path, pages: list[str]) -> dict[str, list[str]]:
+    """Each page read without a browser: a script, style sheet, image or link that leaves the site
+    (any address with a scheme but ``mailto:``), or a relative one that names no file of it."""
+    import posixpath
+    from urllib.parse import unquote, urlparse
+
+    from bs4 import BeautifulSoup
+
+    out: dict[str, list[str]] = {}
+    for rel in pages:
+        soup = BeautifulSoup((html_root / rel).read_text(encoding="utf-8"), "html.parser")
+        found = []
+        for tag in soup.select("[src], [href]"):
+            url = tag.get("src") or tag.get("href")
+            parsed = urlparse(url)
+            if parsed.scheme == "mailto" or url.startswith("#"):
+                continue
+            if parsed.scheme or parsed.netloc:
+                found.append(f"{tag.name} leaves the site: {url}")
+                continue
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parsed.path)))
+            if not (html_root / target).is_file():
+                found.append(f"{tag.name} names no file of the site: {url}")
+        out[rel] = found
+    return out
+
+
 #: The window widths at which the claims tables are measured: a phone, a laptop and a wide screen.
 LAYOUT_WIDTHS = (390, 1400, 1920)
 

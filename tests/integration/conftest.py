@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .book_site import BOOK_SRC, build_book
+from .book_site import build_book, pdf_pages, pdf_toc
 from .notebook_support import ROOT
 
 
@@ -18,14 +18,13 @@ def built_book() -> Path:
 
 @pytest.fixture(scope="session")
 def book_pdf(built_book) -> Path:
-    """The built book printed to one PDF as ``make pdf`` does (title page, bookmarks from the table
-    of contents), at the site's root where the landing page links it; built once per session."""
-    from causalbandits_lib.book.pdf import PDF_NAME, book_info, build_pdf, toc_pages, toc_tree
+    """The built book printed to one PDF by ``make pdf``'s builder (title page, bookmarks from the
+    table of contents), at the site's root where the landing page links it; built once per session,
+    from the sample of pages :data:`book_site.PDF_SAMPLE` (``make book`` prints them all)."""
+    from causalbandits_lib.book.pdf import PDF_NAME, book_info, build_pdf
 
     from .browser_check import require_chromium
 
     chromium = require_chromium()
-    toc = BOOK_SRC / "_toc.yml"
-    return build_pdf(
-        built_book, toc_pages(toc), built_book / PDF_NAME, chromium, info=book_info(ROOT), toc=toc_tree(toc)
-    )
+    tree = pdf_toc()
+    return build_pdf(built_book, pdf_pages(tree), built_book / PDF_NAME, chromium, info=book_info(ROOT), toc=tree)

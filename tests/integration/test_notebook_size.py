@@ -29,11 +29,6 @@ NOT_YET_THIN = {
     "fairx/02_fairx_ucb_and_ts": 169,
     "fairx/05_regret_experiments": 233,
     "fairx/06_yahoo_replay": 135,
-    "fucb/02_regret_bounds": 150,
-    "fucb/04_email_experiment": 346,
-    "fucb/05_adult_video": 232,
-    "pcb/02_causal_bounds": 125,
-    "pcb/04_online_learning": 199,
 }
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.pdf_support import link_annotations, outline_tree
 
-from .book_site import BOOK_SRC
+from .book_site import pdf_pages, pdf_toc
 from .notebook_support import ROOT
 
 pytestmark = pytest.mark.book
@@ -29,8 +29,6 @@ def _outline(reader) -> list[tuple[str, int, list]]:
 def _page_starts(reader) -> dict[str, int]:
     """The first sheet of each page of the table of contents, read from the bookmarks (a page's
     bookmark holds its section headings first, then the pages under it in the table of contents)."""
-    from causalbandits_lib.book.pdf import toc_tree
-
     starts = {}
 
     def walk(entries, nodes) -> None:
@@ -40,7 +38,7 @@ def _page_starts(reader) -> dict[str, int]:
                 starts[entry.page] = start
             walk(entry.children, children)
 
-    walk(toc_tree(BOOK_SRC / "_toc.yml"), _outline(reader)[1:])
+    walk(pdf_toc(), _outline(reader)[1:])
     return starts
 
 
@@ -67,8 +65,6 @@ def _linked_from_articles(site, pages: list[str]) -> set[str]:
 def test_no_link_of_the_pdf_points_to_the_print_server_and_pages_link_inside_it(book_pdf, built_book):
     from pypdf import PdfReader
 
-    from causalbandits_lib.book.pdf import toc_pages
-
     reader = PdfReader(str(book_pdf))
     links = link_annotations(reader)
     uris = [uri for _, uri, _ in links if uri is not None]
@@ -76,7 +72,7 @@ def test_no_link_of_the_pdf_points_to_the_print_server_and_pages_link_inside_it(
     local = [u for u in uris if "127.0.0.1" in u or "localhost" in u]
     assert not local, f"{len(local)} links point to the server that printed the book, e.g. {local[:3]}"
     # a page that another page's text links to is reached by a link inside the PDF
-    pages = toc_pages(BOOK_SRC / "_toc.yml")
+    pages = pdf_pages(pdf_toc())
     starts = _page_starts(reader)
     assert sorted(starts) == sorted(pages)
     bounds = sorted(starts.values()) + [len(reader.pages)]
@@ -91,11 +87,9 @@ def test_no_link_of_the_pdf_points_to_the_print_server_and_pages_link_inside_it(
 def test_bookmarks_have_an_entry_per_part_and_per_page_of_the_table_of_contents(book_pdf):
     from pypdf import PdfReader
 
-    from causalbandits_lib.book.pdf import toc_tree
-
     reader = PdfReader(str(book_pdf))
     outline = _outline(reader)
-    tree = toc_tree(BOOK_SRC / "_toc.yml")
+    tree = pdf_toc()
     captions = [e.caption for e in tree if e.caption is not None]
     assert captions, "the table of contents has parts"
     assert [t for t, _, _ in outline[2:]] == captions
@@ -123,10 +117,8 @@ def test_a_claims_rule_fold_is_printed(book_pdf, built_book):
     from bs4 import BeautifulSoup
     from pypdf import PdfReader
 
-    from causalbandits_lib.book.pdf import toc_pages
-
     chosen = None
-    for rel in toc_pages(BOOK_SRC / "_toc.yml"):
+    for rel in pdf_pages(pdf_toc()):
         if not rel.startswith("notebooks/"):
             continue
         soup = BeautifulSoup((built_book / rel).read_text(), "html.parser")
