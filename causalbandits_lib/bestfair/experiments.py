@@ -9,7 +9,10 @@
 - the checks behind the chapter's claims on per-run errors (:mod:`causalbandits_lib.core.checks`
   applied to this chapter's measurements): :func:`check_lower` (a paired ordering, optionally by a
   stated margin), :func:`check_falls` (error at the largest budget below that at the smallest),
-  :func:`check_mean_at_least` and :func:`combine_parts` (one claim made of several checks).
+  :func:`check_mean_at_least` and :func:`combine_parts` (one claim made of several checks),
+  :func:`check_at_or_below` (one algorithm at or below another, budget by budget) and
+  :func:`check_csr_at_or_below_baselines` (Figure 5's statement); :func:`grid_mean_se`, each
+  algorithm's per-run grid mean summarised as mean and standard error.
 
 Run ``i`` of every algorithm at every budget draws from the same stream (``seed``, run ``i``,
 :data:`~.algorithms.PULL_STREAM_PREFIX`): comparisons are paired on common random numbers, and the
@@ -43,6 +46,11 @@ __all__ = [
     "error_rates",
     "draw_counts",
     "check_falls",
+    "check_at_or_below",
+    "check_csr_at_or_below_baselines",
+    "mean_se",
+    "grid_mean_se",
+    "no_fair_arm_declarations",
 ]
 
 
@@ -320,6 +328,38 @@ def many_instance_errors(
     return out
 
 
+def no_fair_arm_declarations(
+    problem: FairArmsProblem,
+    algorithms: Sequence[str],
+    budgets: Sequence[int],
+    tolerance: float,
+    seed: int,
+    n_runs: int,
+    lp: AllocationLP | None = None,
+    estimator: WeightedEstimator | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Which runs of each algorithm declare that no arm is fair, at every budget, and in which phase
+    each run first certified an arm at the largest budget (Theorem 2's experiment). The algorithms
+    run one after the other, each over the budgets in order (:func:`~.algorithms.identify`).
+
+    Returns
+    -------
+    declared : dict of algorithm to bool ndarray, shape ``(len(budgets), n_runs)``
+        ``chosen == -1``.
+    first_certified : dict of algorithm to int ndarray, shape ``(n_runs,)``
+        The first phase (from 1) whose certified set was not empty at the largest budget; 0: never.
+    """
+    declared, first_certified = {}, {}
+    for name in algorithms:
+        results = [
+            identify(problem, name, T, tolerance, seed, n_runs=n_runs, lp=lp, estimator=estimator) for T in budgets
+        ]
+        declared[name] = np.stack([r.chosen == -1 for r in results])
+        certified = results[-1].fair_set.any(axis=2)  # (runs, phases) at the largest budget
+        first_certified[name] = np.where(certified.any(axis=1), certified.argmax(axis=1) + 1, 0)
+    return declared, first_certified
+
+
 def first_budget_below(budgets: Sequence[int], error: np.ndarray, level: float) -> int | None:
     """The smallest budget of the grid from which the mean error (``error``: shape
     ``(len(budgets), n_runs)``) stays below ``level``; None if it never does."""
@@ -340,3 +380,42 @@ def check_falls(first: np.ndarray, last: np.ndarray) -> Verdict:
     both budgets leaves nothing to fall and counts as holding (the rule stated with the claims
     before the paired test)."""
     return checks.check_falls(first, last, ("T_max", "T_min"))
+
+
+def check_at_or_below(per: dict[str, np.ndarray], a: str, b: str, budgets: Sequence[int]) -> Verdict:
+    """Algorithm ``a`` at or below algorithm ``b`` at every budget, on the per-run errors ``per``
+    (algorithm to shape ``(len(budgets), n_runs)``), paired by run: strictly below by 2 standard
+    errors of the paired differences holds, above is contradicted, a difference within noise is
+    inconclusive, and so is equality in every run ("at" the baseline, not below it). The budgets
+    are combined by :func:`~causalbandits_lib.core.checks.check_parts`."""
+
+    def at(i):
+        if np.array_equal(per[a][i], per[b][i]):
+            return checks.not_testable(f"{a} and {b} equal in every run: at the baseline, not below it (inconclusive)")
+        return checks.check_paired_lower(per[a][i], per[b][i], (a, b))
+
+    parts = {f"T={T}": at(i) for i, T in enumerate(budgets)}
+    return checks.check_parts(
+        parts, f"{a} < {b} by 2 se of the paired differences, budget by budget (equal in every run: inconclusive)"
+    )
+
+
+def check_csr_at_or_below_baselines(per: dict[str, np.ndarray], budgets: Sequence[int]) -> Verdict:
+    """CSR-V1 and CSR-V2 each at or below both two-stage baselines (:func:`check_at_or_below` for
+    the four pairs), combined by :func:`~causalbandits_lib.core.checks.check_parts`."""
+    return checks.check_parts(
+        {f"{a} ≤ {b}": check_at_or_below(per, a, b, budgets) for a in ("CSR-V1", "CSR-V2") for b in ("TS-V1", "TS-V2")},
+        "every CSR algorithm at or below every baseline, each judged budget by budget",
+    )
+
+
+def mean_se(samples: np.ndarray) -> dict[str, float]:
+    """The mean and standard error of ``samples`` (:func:`~causalbandits_lib.core.checks.mean_se`)
+    as ``{"mean": ..., "se": ...}``, the form a claim's ``measured`` shows."""
+    return dict(zip(("mean", "se"), checks.mean_se(samples)))
+
+
+def grid_mean_se(per: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """Each algorithm's per-run mean error over the budget grid (``per``: algorithm to shape
+    ``(len(budgets), n_runs)``) as :func:`mean_se` over the runs."""
+    return {alg: mean_se(err.mean(axis=0)) for alg, err in per.items()}

@@ -19,10 +19,6 @@ LIMIT = 120
 
 #: notebooks above the limit, with their code lines on 2026-11-28 (issue 33, item 6: to be thinned)
 NOT_YET_THIN = {
-    "bestfair/01_the_problem": 164,
-    "bestfair/03_theory": 123,
-    "bestfair/04_synthetic_experiments": 158,
-    "bestfair/05_hepar2": 177,
     "cclb/02_confidence_sets": 151,
     "cclb/03_primal_dual": 184,
     "cclb/04_experiments": 157,
