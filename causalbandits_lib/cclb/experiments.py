@@ -48,6 +48,7 @@ from .oracle import unconstrained_optimum
 
 __all__ = [
     "LABELS",
+    "OTHER_RULE",
     "PER_ROUND_METRICS",
     "Config",
     "paper_configs",
@@ -75,10 +76,14 @@ __all__ = [
     "run_per_horizon",
     "values_per_horizon",
     "rate_test_per_horizon",
+    "with_se",
     "figure2_checks",
 ]
 
 LABELS = {"glm_ucb": "GLM-UCB", "ofulog_plus": "OFULog+", "cclb": "CCLB", "eps_cclb": "ε-CCLB"}
+
+#: The alternative of the open choice ``tie_rule`` (each rule's other).
+OTHER_RULE = {"fairer": "random", "random": "fairer"}
 
 #: Per-round values kept from the environment's feedback.
 PER_ROUND_METRICS = (
@@ -696,6 +701,12 @@ def rate_test_per_horizon(
     return check(np.asarray(horizons, dtype=float), np.asarray(values, dtype=float), **kw)
 
 
+def with_se(runs: np.ndarray) -> dict[str, float]:
+    """``{"mean": ..., "se": ...}`` of per-run values (:func:`~causalbandits_lib.core.checks.mean_se`),
+    as the claims' measured values keep them."""
+    return dict(zip(("mean", "se"), checks.mean_se(runs)))
+
+
 def figure2_checks(res: dict[str, SimulationResult], T: int) -> dict[str, tuple[Verdict, dict]]:
     """The checks of Figure 2's claims on one set of runs (``res`` has ``glm_ucb``, ``ofulog_plus``,
     ``cclb`` and ``eps_cclb``), so that they can be applied under each tie rule.
@@ -710,9 +721,6 @@ def figure2_checks(res: dict[str, SimulationResult], T: int) -> dict[str, tuple[
     algs = ("glm_ucb", "ofulog_plus", "cclb", "eps_cclb")
     reps = res["cclb"]["regret"].shape[0]
     final = {a: final_values(res[a]) for a in algs}
-
-    def with_se(runs):
-        return dict(zip(("mean", "se"), checks.mean_se(runs)))
 
     def lower(a, b, scale):  # a < scale x b, paired
         na, nb_ = a, f"{scale:g} x {b}"

@@ -28,6 +28,7 @@ __all__ = [
     "figure2",
     "three_panels",
     "figure2_paper",
+    "violations_paper",
 ]
 
 #: The three panels of the paper's Figure 2 (and of Figures 4 and 5): per-round value and label.
@@ -291,4 +292,17 @@ def figure2_paper(paper, algorithms: Sequence[str]):
         ax.set_xlabel("round t")
         ax.set_ylabel("reward units")
     _legend_in(legend_ax, axes[:1])
+    return fig
+
+
+def violations_paper(paper, curves: Mapping[str, str]):
+    """Stored violation curves ``V(t)`` of a committed paper-scale record on a log round axis
+    (``curves``: record curve name to label; notebook ``cclb/03``)."""
+    fig, ax = plotting.new_axes()
+    for name, label in curves.items():
+        paper.plot(ax, name, label)
+    ax.set_xscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel(r"$V(t) = [\Sigma(|\Delta|-\tau)]_+$")
+    ax.legend()
     return fig

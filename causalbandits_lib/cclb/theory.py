@@ -38,10 +38,14 @@ __all__ = [
     "theorem2_shape",
     "proposition3_gap_bound",
     "proposition4_threshold",
+    "proposition4_first_horizon",
+    "proposition2_shape",
     "radius_orders",
     "radius_ratio_squared",
     "leading_coefficients",
+    "leading_term_exponents_at_log_delta",
     "remark3_regret_difference",
+    "remark3_checks",
     "analysis_gram",
     "lemma7_radius",
     "confidence_boundary_points",
@@ -234,6 +238,29 @@ def proposition4_threshold(T, n: int, S: float, kappa_Z: float, constants=(1.0, 
     return np.where(disc >= 0, root, np.nan)
 
 
+def proposition4_first_horizon(horizons, n: int, S: float, kappa_Z: float, delta: float) -> float:
+    """The first of ``horizons`` (ascending) at which Proposition 4's ``eps'`` (every ``C_i = 1``,
+    :func:`proposition4_threshold`) is below ``delta``, i.e. the zero-violation window
+    ``(eps', delta)`` is open; ``inf`` when it opens at none of them.
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Propositions 3 and 4 for epsilon-CCLB'.
+    """
+    horizons = np.asarray(horizons, dtype=float)
+    eps_prime = proposition4_threshold(horizons, n, S, kappa_Z)
+    return horizons[np.flatnonzero(eps_prime < delta)[0]] if np.any(eps_prime < delta) else np.inf
+
+
+def proposition2_shape(T, n: int, S: float, kappa_Z: float, constants=(1.0, 1.0, 1.0)) -> np.ndarray:
+    """Shape of Proposition 2's bound on the logistic regret (reconstructed; every ``C_i = 1`` by default):
+    ``C1 n S log(T) sqrt(T) + C2 n^2 S^2 log(T)^2 + C3 kappa_Z n^2 S^2 log(T)^2``, the bracket of
+    Theorem 1 (:func:`theorem1_shape`).
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Proposition 2, the logistic regret'.
+    """
+    terms = _logistic_terms(T, n, S, kappa_Z, constants)
+    return terms["leading"] + terms["second_order"] + terms["kappa_term"]
+
+
 def radius_orders(t, n: int, S: float) -> dict[str, np.ndarray]:
     """The two confidence radii as orders (every constant 1), as functions of the round ``t``:
 
@@ -280,6 +307,62 @@ def remark3_regret_difference(T, rho: float, eps: float) -> np.ndarray:
     (equation ``cclb-remark3-difference``).
     """
     return rho * np.sqrt(np.asarray(T, dtype=float)) * (2.0 * eps + eps * eps)
+
+
+def remark3_checks(
+    T: int, n: int, S: float, kappa_Z: float, rho: float, eps: float, delta: float
+) -> dict[str, float | bool]:
+    """Remark 3(2) on our reconstructed bounds: Theorem 2's regret shape minus Theorem 1's equals
+    :func:`remark3_regret_difference` (largest error relative to Theorem 1's bound over ``T`` in
+    1e2..1e8 and 8 values of ``eps`` in ``[0, delta)``); at ``T`` the difference increases in ``eps``
+    and, at our ``eps``, decreases in ``delta`` over 30 values in ``[eps + 0.01, 1]`` (``rho = 2/delta``,
+    with ``rho = 2`` at ``delta = 1``).
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'The regret of Theorem 2 and Remark 3'
+    (equation ``cclb-remark3-difference``).
+
+    Returns
+    -------
+    dict with ``max_relative_error``, ``increasing_in_eps`` and ``decreasing_in_delta``.
+    """
+    T_grid = 10.0 ** np.arange(2, 9)
+    eps_grid = np.linspace(0, delta, 8, endpoint=False)
+    diff_err = 0.0
+    for e_ in eps_grid:
+        b1 = theorem1_shape(T_grid, n, S, kappa_Z, rho)["regret"]
+        d_ = theorem2_shape(T_grid, n, S, kappa_Z, rho, e_)["regret"] - b1
+        # rounding: the difference of two bounds of size b1 carries an error of order b1 x 1e-16
+        diff_err = max(diff_err, float(np.max(np.abs(d_ - remark3_regret_difference(T_grid, rho, e_)) / b1)))
+    diffs_eps = np.array([remark3_regret_difference(T, rho, e_) for e_ in eps_grid])
+    delta_grid = np.linspace(eps + 0.01, 1.0, 30)
+    diffs_delta = np.array([remark3_regret_difference(T, truncation_for_slater(d_), eps) for d_ in delta_grid])
+    return {
+        "max_relative_error": diff_err,
+        "increasing_in_eps": bool(np.all(np.diff(diffs_eps) > 0)),
+        "decreasing_in_delta": bool(np.all(np.diff(diffs_delta) < 0)) and truncation_for_slater(1.0) == 2.0,
+    }
+
+
+def leading_term_exponents_at_log_delta(T: float, n: float, S: float, h: float = 1e-6) -> dict[str, float]:
+    """The local log-log slopes in ``T``, ``n`` and ``S`` of Theorem 1's leading term
+    ``rho n S log(T) sqrt(T)`` at Slater's constant ``delta = 1/log T`` (``rho = 2/delta = 2 log T``),
+    by forward differences of step ``h`` in the logarithm of each argument (Remark 2(1): about
+    ``1/2 + 2/ln T``, 1 and 0).
+
+    Derived in notebooks/cclb/03_primal_dual.md, section 'Remark 2, the leading term against
+    earlier bounds' (equation ``cclb-remark2-leading-terms``).
+    """
+
+    def lead(T_, n_, S_):  # rho = 2 / delta = 2 log T
+        return 2 * np.log(T_) * n_ * S_ * np.log(T_) * np.sqrt(T_)
+
+    point = (T, n, S)
+    return {
+        name: float(
+            (np.log(lead(*[v * np.exp(h) if i == k else v for i, v in enumerate(point)])) - np.log(lead(*point))) / h
+        )
+        for k, name in enumerate(("T", "n", "S"))
+    }
 
 
 def analysis_gram(X: np.ndarray, theta_star, S: float) -> np.ndarray:

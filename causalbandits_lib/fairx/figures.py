@@ -4,7 +4,8 @@
   ``fairx/05`` and ``fairx/06``), and :func:`regret_small_multiples`, one column per merit
   steepness ``c`` (Figures 5-8);
 - :func:`regrets_against_references`: fairness and reward regret of simulated runs with bounds and
-  guide lines (notebooks ``fairx/02`` and ``fairx/03``);
+  guide lines (notebooks ``fairx/02`` and ``fairx/03``), and :func:`ucb_ts_regrets`, its panels of
+  ``fairx/02`` (Theorems 3.2.1 and 3.2.2);
 - :func:`exposure_bars`: average exposure per arm next to the optimal fair policy (Figure 1);
 - :func:`paper_fairness_curves`: fairness regret curves of a committed paper-profile record.
 """
@@ -23,6 +24,7 @@ __all__ = [
     "replay_grid",
     "regret_small_multiples",
     "regrets_against_references",
+    "ucb_ts_regrets",
     "exposure_bars",
     "exposure_panels",
     "paper_fairness_curves",
@@ -173,6 +175,33 @@ def regrets_against_references(
     ax2.set_ylabel("cumulative reward regret RR_t")
     plotting.legend_below(fig, [ax1, ax2])
     return fig
+
+
+def ucb_ts_regrets(runs: Mapping[str, Any], t: np.ndarray, fairness_bound: np.ndarray, reward_bound: np.ndarray):
+    """:func:`regrets_against_references` with the references of ``fairx/02``: Theorem 3.2.1's
+    fairness bound, the trivial ``2t`` and a ``3√t`` guide on the left, Theorem 3.2.2's reward
+    bound on the right (symlog reward axis, no reward bands).
+
+    Parameters
+    ----------
+    runs : mapping of name to :class:`~.experiments.FairnessRun`
+    t : ndarray
+        The checkpoint rounds of the runs.
+    fairness_bound, reward_bound : ndarray
+        The two bounds at ``t``.
+    """
+    return regrets_against_references(
+        runs,
+        t,
+        fairness_lines=[
+            dict(y=fairness_bound, fmt="k:", label="Thm 3.2.1 bound (L/γ = c·e^c)"),
+            dict(y=2 * t, fmt="k-.", lw=0.8, label="trivial 2t"),
+            dict(y=3 * np.sqrt(t), color="grey", lw=0.8, label="√t guide"),
+        ],
+        reward_lines=[dict(y=reward_bound, fmt="k:", label="Thm 3.2.2 bound")],
+        reward_bands=False,
+        reward_yscale="symlog",
+    )
 
 
 def exposure_bars(ax, optimal: np.ndarray, exposures: Mapping[str, np.ndarray], title: str, width: float = 0.16):

@@ -12,19 +12,7 @@ from causalbandits_lib.core.runner import SimulationResult
 from causalbandits_lib.fucb import adult_study
 from causalbandits_lib.fucb.experiments import adult_setup_from_users, audited_run, make_policy
 from causalbandits_lib.fucb.instances.adult_video import synthetic_adult_users
-
-
-class FakeNotebook:
-    """What ``record(nb)`` may call: ``metric`` and ``curve``."""
-
-    def __init__(self):
-        self.metrics, self.curves = {}, {}
-
-    def metric(self, name, value):
-        self.metrics[name] = value
-
-    def curve(self, name, values):
-        self.curves[name] = np.asarray(values)
+from tests.recording_notebook import RecordingNotebook
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +64,7 @@ def test_table2_study_by_hand():
     np.testing.assert_array_equal(study.unfair("true", "F-UCB", "other"), [[0, 0], [0, 0]])
     assert study.fairlinucb_over_worst_fucb() == pytest.approx(1.0 / 5.0)
     assert study.fairlinucb_over_worst_fucb("other") == pytest.approx(1.0 / 2.0)
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     study.record(nb, "paper")
     m = nb.metrics
     assert m["adult_video.final_regret.D-UCB"] == 3.0 and m["adult_video.final_regret.Fair-LinUCB"] == 1.0
@@ -137,7 +125,7 @@ def test_true_discrepancy_against_the_environment(setup):
     assert 0 < disc.width_over_trivial() <= 1
     rows = disc.table().splitlines()
     assert len(rows) == 2 + int((env.context_probs > 0).sum())
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     disc.record(nb, [0.1])
     assert nb.metrics["adult_video.share_users_truly_unfair"] == {"tau_0.1": np.mean(online > 0.1)}
     assert set(nb.metrics) == {

@@ -12,19 +12,7 @@ from causalbandits_lib.core import checks
 from causalbandits_lib.core.runner import SimulationResult, simulate
 from causalbandits_lib.fucb import bound_study
 from causalbandits_lib.fucb.experiments import email_setup, make_policy
-
-
-class FakeNotebook:
-    """What ``record(nb)`` may call: ``metric`` and ``curve``."""
-
-    def __init__(self):
-        self.metrics, self.curves = {}, {}
-
-    def metric(self, name, value):
-        self.metrics[name] = value
-
-    def curve(self, name, values):
-        self.curves[name] = np.asarray(values)
+from tests.recording_notebook import RecordingNotebook
 
 
 def result(regret, **more) -> SimulationResult:
@@ -48,7 +36,7 @@ def test_theorem1_table_by_hand():
     assert lines[1] == "|---|---|---|---|---|---|" and len(lines) == 4
     b, p, q = table.rows[1][3:]
     assert lines[3] == f"| two cells | 2 | 10 | {b:,.0f} | {p:.4f} | {q:.4f} |"
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     table.record(nb)
     assert nb.metrics["bounds.theorem1.cells_2.T_10"] == b
     assert nb.metrics["bounds.theorem1_probability.cells_2.T_5"] == {
@@ -70,7 +58,7 @@ def test_long_runs_record_by_hand():
     np.testing.assert_array_equal(long.final_runs()["F-UCB"], [16.0, 16.0])
     assert long.slopes(4)["UCB"] == pytest.approx(1.0) and long.slopes(2, 4)["F-UCB"] == pytest.approx(1.0)
     assert long.fallback_rounds() == 1.5
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     long.record(nb)
     assert nb.metrics["long_run.final_regret.F-UCB_theorem3"] == 24.0
     assert nb.metrics["long_run.final_regret.UCB"] == 8.0 and nb.metrics["long_run.final_regret_se.F-UCB"] == 0.0
@@ -119,7 +107,7 @@ def test_bound_curves_against_a_brute_force_search():
         c - 1
     )
     assert b.corollary1_at_T() == pytest.approx(cor1(T))
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     b.record(nb)
     assert nb.metrics["cor1.informative_from"] == c and nb.metrics["cor1.bound_at_T"] == b.corollary1_at_T()
     assert nb.metrics["bounds.theorem1_ratio_to_trivial_at_T"] == pytest.approx(b.theorem1_at_T() / (max_gap * T))

@@ -13,20 +13,7 @@ from causalbandits_lib.pcb import estimators as E
 from causalbandits_lib.pcb import experiments as X
 from causalbandits_lib.pcb import model as M
 from causalbandits_lib.pcb import offline as O
-
-
-class FakeNotebook:
-    def __init__(self):
-        self.metrics, self.curves = {}, {}
-
-    def metric(self, name, value):
-        self.metrics[name] = value
-
-    def metric_items(self, items):
-        self.metrics.update(items)
-
-    def curve(self, name, values):
-        self.curves[name] = values
+from tests.recording_notebook import RecordingNotebook
 
 
 def result(regret, **more):
@@ -62,14 +49,14 @@ def test_regret_comparison_finals_table_and_counts():
 
 
 def test_regret_comparison_records_metrics_and_curves():
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     two_algorithms().record(nb)
     assert nb.metrics == pytest.approx(
         {"final_regret.A": 2.5, "final_regret_se.A": 0.5, "final_regret.B": 1.0, "final_regret_se.B": 0.5}
     )
     assert list(nb.curves) == ["regret.A", "regret.B"]
     np.testing.assert_array_equal(nb.curves["regret.B"], [[0.5, 0, 1], [0, 0, 0.5]])
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     two_algorithms().record(nb, suffix="_w", se=False)
     assert nb.metrics == pytest.approx({"final_regret_w.A": 2.5, "final_regret_w.B": 1.0})
     assert list(nb.curves) == ["regret_w.A", "regret_w.B"]
@@ -91,7 +78,7 @@ def below_linucb(f):
 def test_setting_comparison_records_judges_and_tabulates():
     # ours (1, 1): PCB below LinUCB; α = 2: above; λ = 5: below again
     study = X.SettingComparison({(1.0, 1.0): finals(0.0), (2.0, 1.0): finals(5.0), (1.0, 5.0): finals(0.5)}, 1, 1)
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     study.record(nb)
     assert len(nb.metrics) == 12
     assert nb.metrics["alpha_lambda.alpha=2,lam=1.final_regret.LinUCB-PCB"] == pytest.approx(6.0)
@@ -129,7 +116,7 @@ def test_theorem5_norms_on_the_chapter_features(truth):
     log_term = d * np.log(1 + T * 5 / (d * lam))
     expected = np.sqrt(2 * T * log_term) * 2 * (np.sqrt(lam) * 5.0 + np.sqrt(2 * np.log(1 / delta) + log_term))
     assert thm.bound.shape == (T,) and thm.bound[-1] == pytest.approx(expected)
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     thm.record(nb)
     assert nb.metrics == pytest.approx(
         {
@@ -152,7 +139,7 @@ def test_theorem8_bounds_by_hand():
     assert thm.pcb[-1] == pytest.approx((plain + 3 * 0.25) / 2)
     np.testing.assert_array_equal(thm.eliminated, [[False, False], [False, True]])
     np.testing.assert_array_equal(thm.pulls_eliminated, [0, 2])
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     thm.record(nb)
     assert nb.metrics == pytest.approx(
         {
@@ -220,7 +207,7 @@ def test_learn_priors_counts_eliminated_pairs_and_covered_runs(table2, truth):
         for lo, up in zip(priors["lower"], priors["upper"])
     ]
     assert learned.all_covered == pytest.approx(np.mean(covered))
-    nb = FakeNotebook()
+    nb = RecordingNotebook()
     learned.record(nb)
     assert nb.metrics == pytest.approx(
         {"priors.n_eliminated_mean": learned.eliminated.mean(), "priors.all_cells_covered": np.mean(covered)}
