@@ -9,6 +9,7 @@
 #   make mutants    small plausible bugs (tests/mutants/) each applied to a copy: are they all caught?
 #   make reproduce  every chapter at its paper profile -> results/paper/ (CHAPTER=name for one),
 #                   then every open choice's alternatives at the book profile -> results/sensitivity/
+#                   (SCHEDULER=tcp://HOST:PORT or SCHEDULER=local: on a Dask cluster, also for verify)
 #   make sensitivity  only the open choices' alternatives (CHAPTER=name for one), and the report
 #   make verify     re-run every committed paper-scale record and compare its results (slow)
 #   make serve      serve the built book on http://127.0.0.1:8000
@@ -28,6 +29,9 @@ PORT ?= 8000
 CHAPTER ?= all
 # pytest workers for the notebook tests (2 cores here)
 JOBS ?= 2
+# a Dask scheduler (tcp://HOST:PORT, or local) for reproduce, sensitivity and verify; empty: local processes
+SCHEDULER ?=
+ON_CLUSTER := $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 export PYTHONHASHSEED := 0
 # One arithmetic on every x86-64 machine with AVX2, for the tests, the book and every execution
@@ -48,7 +52,7 @@ export MKL_NUM_THREADS ?= 1
 .PHONY: help setup mathjax book pdf lint test test-unit test-notebooks test-book bench mutants mutants-ci reproduce sensitivity report verify serve lock clean
 
 help:
-	@sed -n '1,15p' Makefile
+	@sed -n '1,16p' Makefile
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version' 
@@ -144,12 +148,12 @@ mutants-ci: $(STAMP)
 	$(PY) tools/mutants.py --one-per-chapter --tests-pass
 
 reproduce: $(STAMP)
-	$(BIN)/causalbandits run $(CHAPTER) --profile paper --out _build/reproduce --record-dir results/paper --no-progress --jobs $(JOBS)
-	$(BIN)/causalbandits sensitivity $(CHAPTER) --profile book --out _build/sensitivity --jobs $(JOBS)
+	$(BIN)/causalbandits run $(CHAPTER) --profile paper --out _build/reproduce --record-dir results/paper --no-progress --jobs $(JOBS) $(ON_CLUSTER)
+	$(BIN)/causalbandits sensitivity $(CHAPTER) --profile book --out _build/sensitivity --jobs $(JOBS) $(ON_CLUSTER)
 	$(BIN)/causalbandits report
 
 sensitivity: $(STAMP)
-	$(BIN)/causalbandits sensitivity $(CHAPTER) --profile book --out _build/sensitivity --jobs $(JOBS)
+	$(BIN)/causalbandits sensitivity $(CHAPTER) --profile book --out _build/sensitivity --jobs $(JOBS) $(ON_CLUSTER)
 	$(BIN)/causalbandits report
 
 report: $(STAMP)
@@ -170,7 +174,7 @@ lock:
 # Every committed paper-scale record re-run with its own parameters and compared with it (results
 # hash, then metric by metric): what a reviewer runs on one record, on all of them.
 verify: $(STAMP)
-	$(BIN)/causalbandits verify results/paper --jobs $(JOBS)
+	$(BIN)/causalbandits verify results/paper --jobs $(JOBS) $(ON_CLUSTER)
 
 clean:
 	rm -rf _build

@@ -181,6 +181,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         record_dir = writable_folder(Path(args.record_dir), "--record-dir")
     out = writable_folder(Path(args.out), "--out")
     record_dir = record_dir if args.record_dir else out
+    if args.scheduler:
+        from .cluster import describe_scheduler
+
+        if args.retries < 0:
+            raise ParameterError(f"--retries {args.retries}: give 0 or more extra attempts per notebook")
+        cluster = describe_scheduler(args.scheduler, args.jobs)  # unreachable: one line, exit 2, nothing ran
+        return _run_parallel(notebooks, injected, out, record_dir, args, cluster)
     if args.jobs > 1 and len(notebooks) > 1:
         return _run_parallel(notebooks, injected, out, record_dir, args)
     done = []
@@ -248,29 +255,54 @@ def _announce_verdicts(record: Path) -> None:
         print(f"      {line}", flush=True)
 
 
-def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int:
-    """Every notebook as a task of its own on ``args.jobs`` worker processes; each prints when it
-    ends; a failure is reported with its error after the others have finished (records of the
-    notebooks that succeeded are written, each atomically)."""
+def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args, cluster=None) -> int:
+    """Every notebook as a task of its own on ``args.jobs`` worker processes, or on the Dask
+    ``cluster`` (:class:`~causalbandits_lib.book.cluster.ClusterInfo`) of ``--scheduler``; each
+    prints when it ends; a failure is reported with its error after the others have finished
+    (records of the notebooks that succeeded are written, each atomically). On a cluster a worker
+    sends the executed notebook and its record back, and they are written here
+    (:func:`~causalbandits_lib.book.execution.write_detached`), never on the worker's disk; a task
+    whose worker died is run again elsewhere (``--retries``)."""
     import time
 
     from ..core.parallel import map_tasks
-    from .execution import execute_by_id
+    from .execution import ExecutionError, execute_by_id, execute_detached, write_detached
     from .sweep import signals_to_this_process_only
 
     started = time.perf_counter()
     wall = time.time()
-    where = dict(out_dir=str(out), record_dir=str(record_dir), timeout=args.timeout)
-    tasks = [dict(notebook=nb.id, parameters=injected[nb.id], **where) for nb in notebooks]
-    print(f"{len(tasks)} notebooks on {args.jobs} worker processes", flush=True)
+    if cluster is None:
+        where = dict(out_dir=str(out), record_dir=str(record_dir), timeout=args.timeout)
+        tasks = [dict(notebook=nb.id, parameters=injected[nb.id], **where) for nb in notebooks]
+        print(f"{len(tasks)} notebooks on {args.jobs} worker processes", flush=True)
+    else:
+        tasks = [
+            dict(
+                notebook=nb.id,
+                parameters=injected[nb.id],
+                timeout=args.timeout,
+                shown_as=str(record_dir.resolve() / nb.chapter / f"{nb.name}.json"),
+            )
+            for nb in notebooks
+        ]
+        print(f"{len(tasks)} notebook(s) on {cluster.line()}", flush=True)
     finished: list[int] = []
 
     def report(outcome) -> None:
         nb = notebooks[outcome.index]
+        if outcome.ok and cluster is not None:
+            try:
+                done = write_detached(outcome.result, out, record_dir)
+            except ExecutionError as exc:  # a record that is not this notebook's: not written
+                outcome.ok, outcome.error = False, str(exc)
+            else:
+                host = outcome.result.host
+                outcome.result = (done.seconds, str(done.output), str(done.record))
         if outcome.ok:
             finished.append(outcome.index)
             seconds, output, record = outcome.result
-            print(f"  {nb.id}: executed in {seconds:.1f} s -> {output}\n      record -> {record}", flush=True)
+            on = f" on {host}" if cluster is not None else ""
+            print(f"  {nb.id}: executed in {seconds:.1f} s{on} -> {output}\n      record -> {record}", flush=True)
             _announce_stand_ins(Path(record))
             _announce_verdicts(Path(record))
             if args.html:
@@ -284,7 +316,17 @@ def _run_parallel(notebooks, injected, out: Path, record_dir: Path, args) -> int
         # as a sweep's: Ctrl-C and SIGTERM reach this process only, never the workers still importing
         # (a KeyboardInterrupt traceback each) nor their kernels (a cell stopped would read as a failure)
         with signals_to_this_process_only():
-            outcomes = map_tasks(execute_by_id, tasks, jobs=args.jobs, retries=0, on_done=report)
+            if cluster is None:
+                outcomes = map_tasks(execute_by_id, tasks, jobs=args.jobs, retries=0, on_done=report)
+            else:
+                outcomes = map_tasks(
+                    execute_detached,
+                    tasks,
+                    jobs=args.jobs,
+                    scheduler=args.scheduler,
+                    retries=args.retries,
+                    on_done=report,
+                )
     except KeyboardInterrupt:
         # a process pool reports in batches: what counts is the record each notebook has now
         done = [nb.id for i, nb in enumerate(notebooks) if i in finished or _recorded_since(nb, record_dir, wall)]
@@ -395,6 +437,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     worst = max(points, key=lambda p: estimate_bytes(spec.resolve(p)[0]))
     check_memory(spec.id, spec.resolve(worst)[0], at_once=at_once, force=args.force)
     out = writable_folder(Path(args.out), "--out")
+    if args.scheduler:
+        from .cluster import describe_scheduler
+
+        describe_scheduler(args.scheduler, args.jobs)  # unreachable: one line, exit 2, nothing ran
     report = run_sweep(spec, points, out, jobs=args.jobs, scheduler=args.scheduler, retries=args.retries)
     print(
         f"{len(report.done)} point(s) run, {len(report.skipped)} skipped (already recorded), {len(report.failed)} "
@@ -420,6 +466,10 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     if not notebooks:
         print(f"{args.target}: no notebook declares an open choice with alternatives (ours: true, alternatives: [...])")
         return 0
+    if args.scheduler:
+        from .cluster import describe_scheduler
+
+        print(f"on {describe_scheduler(args.scheduler, args.jobs).line()}", flush=True)  # unreachable: exit 2
     failed = 0
     for spec in notebooks:
         try:
@@ -702,13 +752,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
             raise ParameterError(f"{path}: no such record or folder; give records (.json) or folders of records")
     for line in check_version(paths.book_root(), commit=args.commit, tree=args.tree, swhid=args.swhid):
         print(line, flush=True)
+    cluster = None
+    if args.scheduler:
+        from .cluster import describe_scheduler
+
+        if args.retries < 0:
+            raise ParameterError(f"--retries {args.retries}: give 0 or more extra attempts per record")
+        cluster = describe_scheduler(args.scheduler, args.jobs)  # unreachable: one line, exit 2, nothing ran
     out = (
         writable_folder(Path(args.out), "--out") if args.out else Path(tempfile.mkdtemp(prefix="causalbandits-verify-"))
     )
     mode = "smoke re-execution" if args.smoke else "re-run with the record's parameters"
     failed = 0
     try:
-        if args.jobs == 1 or len(targets) == 1:
+        if cluster is not None:
+            failed = _verify_on_cluster(targets, claims, out, args, mode, cluster)
+        elif args.jobs == 1 or len(targets) == 1:
             for i, path in enumerate(targets, 1):
                 print(f"[{i}/{len(targets)}] {path}: {mode}", flush=True)
                 v = verify_record(path, out, rtol=args.rtol, smoke=args.smoke, timeout=args.timeout)
@@ -739,7 +798,68 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else 0
 
 
+def _verify_on_cluster(targets: list[Path], claims: dict, out: Path, args, mode: str, cluster) -> int:
+    """``verify --scheduler``: each record's notebook re-run as a task on the cluster; the worker
+    sends the executed notebook and the new record back, they are written into ``out`` here and
+    compared with the cited record here. Returns how many records differ."""
+    from ..core.parallel import map_tasks
+    from .execution import ExecutionError, execute_detached, write_detached
+    from .sweep import signals_to_this_process_only
+    from .verify import failed_rerun, judge_rerun, plan_verification
+
+    plans = [plan_verification(p, args.smoke) for p in targets]  # every record checked before anything runs
+    tasks = [
+        dict(
+            notebook=spec.id,
+            parameters=given,
+            timeout=args.timeout,
+            shown_as=str(out.resolve() / spec.chapter / f"{spec.name}.json"),
+        )
+        for _, spec, given in plans
+    ]
+    print(f"{len(targets)} record(s), {mode}, on {cluster.line()}", flush=True)
+    failed = 0
+
+    def report(o) -> None:
+        nonlocal failed
+        path, cited = targets[o.index], plans[o.index][0]
+        print(f"  {path}:", flush=True)
+        if o.ok:
+            try:
+                done = write_detached(o.result, out, out)
+            except ExecutionError as exc:
+                v = failed_rerun(path, cited, args.smoke, str(exc))
+            else:
+                v = judge_rerun(path, cited, done.record, args.smoke, args.rtol)
+        else:
+            v = failed_rerun(path, cited, args.smoke, (o.error or "unknown error").strip().splitlines()[-1])
+        failed += not v.ok
+        _print_verification(v, args.rtol, args.max_lines, kept=bool(args.out))
+        _print_claims(v, [c for c, p in claims.items() if p == path])
+
+    with signals_to_this_process_only():
+        map_tasks(
+            execute_detached, tasks, jobs=args.jobs, scheduler=args.scheduler, retries=args.retries, on_done=report
+        )
+    return failed
+
+
 # ---------------------------------------------------------------------------- main
+def _cluster_arguments(p: argparse.ArgumentParser, what: str) -> None:
+    """``--scheduler`` and ``--retries``, the same for every command that can run on Dask."""
+    p.add_argument(
+        "--scheduler",
+        help="Dask scheduler address (tcp://HOST:PORT), or 'local' for a LocalCluster of --jobs workers; "
+        "records are written here, never on a worker",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=2,
+        help=f"extra attempts for {what} whose task failed or whose worker died (with --scheduler) [%(default)s]",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="causalbandits",
@@ -778,6 +898,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--html", action="store_true", help="also render each executed notebook to a self-contained HTML page"
     )
+    _cluster_arguments(p, "a notebook")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="execute one notebook over a grid of parameters (joblib or Dask)")
@@ -792,13 +913,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("smoke", "book", "paper"), help="execution profile (default: book)")
     p.add_argument("--out", default="causalbandits-sweep", help="folder of the sweep's records [%(default)s]")
     p.add_argument("--jobs", type=int, default=1, help="worker processes [%(default)s]")
-    p.add_argument("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster of --jobs workers")
-    p.add_argument(
-        "--retries",
-        type=int,
-        default=2,
-        help="extra attempts for a point whose task failed or whose worker died [%(default)s]",
-    )
+    _cluster_arguments(p, "a point")
     p.add_argument("--force", action="store_true", help="skip the memory estimate and the --jobs <= cores check")
     p.add_argument(
         "--max-points", type=int, default=None, help="largest grid expanded (default: 10000, counted before expanding)"
@@ -923,6 +1038,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--jobs", type=int, default=1, help="records verified at once, each in its own process [%(default)s]"
     )
+    _cluster_arguments(p, "a record")
     p.set_defaults(func=cmd_verify)
     return parser
 

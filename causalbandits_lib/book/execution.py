@@ -391,6 +391,7 @@ def execute_notebook(
     record_dir: Path | None = None,
     progress: bool | None = None,
     timeout: int | None = None,
+    shown_as: str | None = None,
 ) -> Executed:
     """Execute one notebook with papermill.
 
@@ -407,6 +408,9 @@ def execute_notebook(
         Show papermill's progress bar (default: when stderr is a terminal).
     timeout : int, optional
         Seconds allowed per cell.
+    shown_as : str, optional
+        Where the run's output says its record is (default: where it is written); a notebook
+        executed on a cluster's worker names the path its record gets where the command runs.
 
     Raises
     ------
@@ -452,7 +456,7 @@ def execute_notebook(
     # NPY_DISABLE_CPU_FEATURES: likewise numpy's AVX-512 code for some elementwise functions.
     env = {
         RECORD_DIR_ENV: str(staged_records),
-        RECORD_SHOWN_AS_ENV: str(record),
+        RECORD_SHOWN_AS_ENV: shown_as or str(record),
         paths.ROOT_ENV: str(paths.book_root()),
         "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
         **blas_environment(),
@@ -510,11 +514,134 @@ def execute_notebook(
 def execute_by_id(notebook: str, parameters: Mapping[str, Any], out_dir: str, record_dir: str, timeout: int | None):
     """:func:`execute_notebook` for the notebook ``chapter/name``, in a worker process of
     ``causalbandits run --jobs``. Returns ``(seconds, output, record)`` as strings."""
-    spec = resolve_target(notebook)
-    if len(spec) != 1:
-        raise ValueError(f"notebook {notebook!r} names {len(spec)} notebooks")
-    result = execute_notebook(spec[0], parameters, Path(out_dir), Path(record_dir), progress=False, timeout=timeout)
+    (spec,) = _one_notebook(notebook)
+    result = execute_notebook(spec, parameters, Path(out_dir), Path(record_dir), progress=False, timeout=timeout)
     return result.seconds, str(result.output), str(result.record)
+
+
+@dataclass(frozen=True)
+class Detached:
+    """A notebook executed away from the command that asked for it (a task on a Dask cluster's
+    worker): its executed notebook and its record as text, for :func:`write_detached` to check and
+    write where the command runs. Nothing of it stays on the worker's disk."""
+
+    notebook: str
+    parameters: dict[str, Any]
+    ipynb: str
+    record: str
+    seconds: float
+    host: str
+
+
+def execute_detached(
+    notebook: str, parameters: Mapping[str, Any], timeout: int | None = None, shown_as: str | None = None
+) -> Detached:
+    """:func:`execute_notebook` for the notebook ``chapter/name`` into a temporary folder of this
+    process's machine, removed before it returns: what a cluster's worker runs for ``run``,
+    ``verify`` and ``reproduce`` with ``--scheduler``. ``shown_as`` is the record's final path
+    where the command runs (what the run's output names)."""
+    import shutil
+    import socket
+    import tempfile
+
+    (spec,) = _one_notebook(notebook)
+    work = Path(tempfile.mkdtemp(prefix="causalbandits-detached-"))
+    try:
+        done = execute_notebook(spec, parameters, work, work, progress=False, timeout=timeout, shown_as=shown_as)
+        return Detached(
+            spec.id,
+            dict(parameters),
+            done.output.read_text(encoding="utf-8"),
+            done.record.read_text(encoding="utf-8"),
+            done.seconds,
+            socket.gethostname(),
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def write_detached(done: Detached, out_dir: Path, record_dir: Path | None = None) -> Executed:
+    """Write a :class:`Detached` execution where this command runs, at the paths
+    :func:`execute_notebook` uses (``out_dir/<chapter>/<name>.ipynb``, ``record_dir/<chapter>/<name>.json``),
+    through :func:`place_detached`.
+
+    Raises
+    ------
+    ExecutionError
+        As :func:`place_detached`.
+    """
+    (spec,) = _one_notebook(done.notebook)
+    out_dir = Path(out_dir).resolve()
+    record_dir = (Path(record_dir) if record_dir is not None else out_dir).resolve()
+    output = out_dir / spec.chapter / f"{spec.name}.ipynb"
+    record = record_dir / spec.chapter / f"{spec.name}.json"
+    place_detached(done, output, record)
+    return Executed(spec.id, output, record, done.seconds)
+
+
+def place_detached(done: Detached, output: Path, record: Path) -> None:
+    """Check a :class:`Detached` execution's record, then write its notebook at ``output`` and last
+    its record at ``record``, each atomically (a record at its final path always has its notebook
+    beside it; a failure leaves nothing at either path). The record must be valid, its hashes must
+    match its content, it must be the record of this notebook with these parameters, and it must
+    have been made by the same library code as this checkout's.
+
+    Raises
+    ------
+    ExecutionError
+        If the record is not the record of this notebook and these parameters, or was made by
+        other code (named), or the files cannot be written.
+    """
+    import shutil
+    import tempfile
+
+    (spec,) = _one_notebook(done.notebook)
+    output, record = Path(output), Path(record)
+    staging: list[Path] = []  # one folder beside each final path (os.replace stays on its file system)
+    try:
+        for final in (record, output):
+            final.parent.mkdir(parents=True, exist_ok=True)
+            staging.append(Path(tempfile.mkdtemp(prefix=f".{spec.name}.", suffix=".staging", dir=final.parent)))
+        staged_record, staged_nb = staging[0] / record.name, staging[1] / output.name
+        staged_record.write_text(done.record, encoding="utf-8")
+        _check_same_code(check_record_matches(staged_record, spec, done.parameters), done.host)
+        staged_nb.write_text(done.ipynb, encoding="utf-8")
+        os.replace(staged_nb, output)
+        os.replace(staged_record, record)  # last: a record at its final path has its notebook beside it
+    except OSError as exc:
+        raise ExecutionError(_os_error_text(spec, exc, output.parent)) from None
+    finally:
+        for folder in staging:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _check_same_code(record: Mapping[str, Any], host: str) -> None:
+    """A record made on another machine must come from the library this checkout has: the hashes of
+    the modules it ran equal those of the same modules here (:func:`provenance.library_fingerprint`).
+
+    Raises
+    ------
+    ExecutionError
+        Naming the host and the modules that differ.
+    """
+    from .provenance import library_fingerprint
+
+    ran = record.get("library", {}).get("modules", {})
+    here = library_fingerprint(ran)["modules"]
+    differ = sorted(m for m in ran if here.get(m) != ran[m])
+    if differ:
+        shown = ", ".join(differ[:3]) + (f" and {len(differ) - 3} more" if len(differ) > 3 else "")
+        raise ExecutionError(
+            f"the record of {record.get('notebook')} made on {host} ran other code than this checkout's ({shown}); "
+            "give every worker the same checkout (same commit, no local changes)"
+        )
+
+
+def _one_notebook(notebook: str) -> list[NotebookSpec]:
+    found = resolve_target(notebook)
+    if len(found) != 1:
+        raise ValueError(f"notebook {notebook!r} names {len(found)} notebooks")
+    return found
 
 
 #: The MathJax a page of ``run --html`` carries inside itself: the book's own copy (``make mathjax``

@@ -9,6 +9,9 @@ Two layers:
   writes each point's record atomically into ``OUT/<chapter>/<notebook>/<point id>/record.json``,
   where the point id is a hash of the point's resolved parameters. A point whose valid record exists
   is skipped, so re-running the same command after a crash completes exactly the missing points.
+  On a Dask cluster (``scheduler``) a worker executes the point in a temporary folder of its own and
+  sends the executed notebook and record back; :func:`place_point` checks and writes them here, so
+  the workers need the same checkout but no shared file system.
 
 :func:`collect` gathers a sweep's records into one table (CSV and a pandas DataFrame), each record
 checked against its point (``point.json`` and the point id in the folder's name); every point of the
@@ -341,6 +344,33 @@ def run_point(notebook: str, given: dict[str, Any], point_dir: str, wait: bool =
     return {"seconds": time.perf_counter() - started, "pid": os.getpid()}
 
 
+def place_point(done: Any, point_dir: Path) -> dict[str, Any]:
+    """Write a point executed on a Dask worker (a
+    :class:`~causalbandits_lib.book.execution.Detached`) into its folder here: under the point's
+    lock, a valid record written meanwhile by another process is kept (the result then has
+    ``"skipped"``), else the notebook and then the record are placed, checked first
+    (:func:`~causalbandits_lib.book.execution.place_detached`). Returns what :func:`run_point` does.
+
+    Raises
+    ------
+    ExecutionError
+        If the record is not the point's, or was made by other code than this checkout's.
+    """
+    from .execution import place_detached
+    from .notebook import find_notebook_spec
+
+    spec = find_notebook_spec(done.notebook)
+    folder = Path(point_dir)
+    with point_lock(folder, wait=True):
+        recorded = folder / "record.json"
+        if recorded.exists() and stale_reason(recorded, spec.id, spec.resolve(done.parameters)[0]) is None:
+            return {"seconds": done.seconds, "skipped": "recorded meanwhile by another process"}
+        place_detached(done, folder / "notebook.ipynb", recorded)
+        with contextlib.suppress(FileNotFoundError):
+            (folder / "error.txt").unlink()  # a failure of an earlier attempt no longer applies
+    return {"seconds": done.seconds, "host": done.host}
+
+
 @dataclass
 class SweepReport:
     total: int
@@ -471,6 +501,8 @@ def run_sweep(
     log: Callable[[str], None] = print,
 ) -> SweepReport:
     """Execute every point that has no valid record yet; see the module docstring."""
+    from .execution import ExecutionError, execute_detached
+
     out = Path(out).resolve()  # workers may run in other folders (or other threads of a process)
     base = out / spec.chapter / spec.name
     base.mkdir(parents=True, exist_ok=True)
@@ -501,6 +533,11 @@ def run_sweep(
 
     def done(o: TaskOutcome) -> None:
         pid = ids[o.index]
+        if o.ok and scheduler:  # the worker sent the point back: it is checked and written here
+            try:
+                o.result = place_point(o.result, Path(todo[o.index]["point_dir"]))
+            except ExecutionError as exc:
+                o.ok, o.error = False, str(exc)
         n = len(report.done) + len(report.failed) + len(report.skipped) - skipped_before + 1
         if o.ok and o.result.get("skipped"):
             report.skipped.append(pid)
@@ -516,7 +553,18 @@ def run_sweep(
 
     try:
         with signals_to_this_process_only(jobs > 1 or bool(scheduler)):
-            map_tasks(run_point, todo, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
+            if scheduler:  # a worker executes into its own temporary folder and sends the point back
+                detached = [
+                    dict(
+                        notebook=t["notebook"],
+                        parameters=t["given"],
+                        shown_as=str(Path(t["point_dir"]) / "record.json"),
+                    )
+                    for t in todo
+                ]
+                map_tasks(execute_detached, detached, jobs=jobs, scheduler=scheduler, retries=retries, on_done=done)
+            else:
+                map_tasks(run_point, todo, jobs=jobs, scheduler=None, retries=retries, on_done=done)
     except KeyboardInterrupt:
         _remove_staged_after_interrupt([Path(task["point_dir"]) for task in todo])
         # A process pool reports its points in batches, so points may have finished without being

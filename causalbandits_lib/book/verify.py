@@ -72,6 +72,54 @@ def compare_data(cited: dict, rerun: dict) -> list[str]:
     return out
 
 
+def plan_verification(path: Path, smoke: bool = False):
+    """What re-running the record at ``path`` means: ``(cited record, notebook spec, parameters)``.
+
+    Raises
+    ------
+    RecordError
+        If the record is malformed or its hashes do not match its content.
+    ParameterError
+        If the record's notebook or parameters are not valid at this checkout (named).
+    """
+    from .execution import resolve_target
+
+    cited = load_record(path)
+    (spec,) = resolve_target(cited["notebook"])
+    if smoke:
+        given = {"profile": "smoke", "seed": cited["parameters"].get("seed", 0)}
+    else:
+        given = dict(cited["parameters"])
+    spec.resolve(given)  # a parameter this checkout no longer knows stops here, named
+    return cited, spec, given
+
+
+def judge_rerun(path: Path, cited: dict, rerun_path: Path, smoke: bool = False, rtol: float = 0.0) -> Verification:
+    """Compare the re-run record at ``rerun_path`` with the record ``cited`` (read from ``path``)."""
+    outcome = Verification(Path(path), cited["notebook"], smoke, cited.get("results_hash") or results_hash(cited))
+    rerun = load_record(rerun_path)
+    outcome.rerun, outcome.rerun_hash = Path(rerun_path), rerun["results_hash"]
+    if smoke:
+        judged = {c["id"] for c in rerun["claims"]}
+        outcome.differences += [
+            f"claims.{c['id']}: not judged by the smoke re-run" for c in cited["claims"] if c["id"] not in judged
+        ]
+        return outcome
+    outcome.differences += compare_data(cited, rerun)
+    if outcome.rerun_hash != outcome.cited_hash:
+        outcome.differences += compare_results(cited, rerun, rtol=rtol)
+        if not outcome.differences and rtol == 0:  # pragma: no cover - the hash covers only what is compared
+            outcome.differences.append("results hash differs")
+    return outcome
+
+
+def failed_rerun(path: Path, cited: dict, smoke: bool, why: str) -> Verification:
+    """The verification of a record whose re-run failed (``why``, one line)."""
+    outcome = Verification(Path(path), cited["notebook"], smoke, cited.get("results_hash") or results_hash(cited))
+    outcome.differences.append(f"the re-run failed: {why}")
+    return outcome
+
+
 def verify_record(
     path: Path,
     out_dir: Path,
@@ -89,35 +137,14 @@ def verify_record(
     ParameterError
         If the record's notebook or parameters are not valid at this checkout (named).
     """
-    from .execution import ExecutionError, execute_notebook, resolve_target
+    from .execution import ExecutionError, execute_notebook
 
-    cited = load_record(path)
-    (spec,) = resolve_target(cited["notebook"])
-    if smoke:
-        given = {"profile": "smoke", "seed": cited["parameters"].get("seed", 0)}
-    else:
-        given = dict(cited["parameters"])
-    spec.resolve(given)  # a parameter this checkout no longer knows stops here, named
-    outcome = Verification(Path(path), spec.id, smoke, cited.get("results_hash") or results_hash(cited))
+    cited, spec, given = plan_verification(path, smoke)
     try:
         executed = execute_notebook(spec, given, out_dir, out_dir, progress=progress, timeout=timeout)
     except ExecutionError as exc:
-        outcome.differences.append(f"the re-run failed: {exc}")
-        return outcome
-    rerun = load_record(executed.record)
-    outcome.rerun, outcome.rerun_hash = executed.record, rerun["results_hash"]
-    if smoke:
-        judged = {c["id"] for c in rerun["claims"]}
-        outcome.differences += [
-            f"claims.{c['id']}: not judged by the smoke re-run" for c in cited["claims"] if c["id"] not in judged
-        ]
-        return outcome
-    outcome.differences += compare_data(cited, rerun)
-    if outcome.rerun_hash != outcome.cited_hash:
-        outcome.differences += compare_results(cited, rerun, rtol=rtol)
-        if not outcome.differences and rtol == 0:  # pragma: no cover - the hash covers only what is compared
-            outcome.differences.append("results hash differs")
-    return outcome
+        return failed_rerun(path, cited, smoke, str(exc))
+    return judge_rerun(path, cited, executed.record, smoke, rtol)
 
 
 def verify_by_path(path: str, out_dir: str, rtol: float, smoke: bool, timeout: int | None) -> Verification:

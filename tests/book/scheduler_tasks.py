@@ -25,3 +25,14 @@ def child_then_write(folder: str) -> str:
         cancellation.check()
     Path(folder, "record.json").write_text("{}")
     return folder
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie does not)."""
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

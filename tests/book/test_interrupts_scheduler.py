@@ -20,18 +20,9 @@ from causalbandits_lib.core.parallel import map_tasks
 
 from . import scheduler_tasks, sweep_tasks
 from .fake import fake_record
+from .scheduler_tasks import alive
 
 NB = "primer/02_seeing_and_doing"
-
-
-def _alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        p = psutil.Process(pid)
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 @pytest.fixture
@@ -91,7 +82,7 @@ def test_an_interrupted_dask_map_kills_what_its_running_task_started_and_writes_
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         signal.signal(signal.SIGINT, handler)
     child = int(pidfile.read_text())
-    assert not _alive(child), "the task's child process still runs after the map returned"
+    assert not alive(child), "the task's child process still runs after the map returned"
     time.sleep(2)
     assert not (tmp_path / "record.json").exists()
 
@@ -137,7 +128,7 @@ def test_ctrl_c_of_a_scheduler_sweep_stops_the_kernels_on_the_workers_and_no_rec
     assert stderr.count("\n") == 1 and "interrupted (Ctrl-C)" in stderr, stderr
     recorded = sorted(p.parent.name for p in out.rglob("record.json"))
     assert f"interrupted: {len(recorded)} point(s) finished" in stdout, stdout
-    assert not [k for k in kernels if _alive(k)], "a kernel on the worker still runs after the command returned"
+    assert not [k for k in kernels if alive(k)], "a kernel on the worker still runs after the command returned"
     assert not _kernels_below(os.getpid())
     time.sleep(5)
     assert sorted(p.parent.name for p in out.rglob("record.json")) == recorded  # none appeared afterwards
